@@ -1,0 +1,44 @@
+# tilefuse — the two Quick start commands are `make run` and `make test`.
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc)
+MODEL ?= examples/models/mlp_block.onnx
+PY ?= /usr/bin/python3
+
+.PHONY: setup configure build run test node-tests fuzz clean models
+
+setup:
+	@bash scripts/setup.sh
+
+configure: setup
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Builds, then runs the bundled example model end to end and prints a summary.
+run: build
+	@mkdir -p $(BUILD_DIR)/run-output
+	$(BUILD_DIR)/tilefuse run $(MODEL) --output-dir $(BUILD_DIR)/run-output --mode reference
+
+# The ONNX project's backend node tests, generated once per build dir by python3-onnx.
+node-tests: setup
+	@$(PY) scripts/gen_onnx_node_tests.py $(BUILD_DIR)/onnx-node-tests
+
+test: build node-tests
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# Regenerates examples/models/*.onnx and their expected outputs (committed).
+models: setup
+	@$(PY) scripts/make_example_models.py examples/models
+
+# Fuzzes the ONNX loader under ASan for FUZZ_SECONDS (default 600).
+FUZZ_SECONDS ?= 600
+fuzz: setup
+	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  -DTILEFUSE_BUILD_FUZZERS=ON -DTILEFUSE_SANITIZE=ON -DTILEFUSE_BUILD_TESTS=OFF > /dev/null
+	@cmake --build build-fuzz --target fuzz_onnx_loader -j $(JOBS)
+	@mkdir -p build-fuzz/corpus && cp examples/models/*.onnx build-fuzz/corpus/
+	build-fuzz/fuzz_onnx_loader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 build-fuzz/corpus
+
+clean:
+	rm -rf $(BUILD_DIR) build-fuzz

@@ -1,0 +1,28 @@
+// Element types of tensors. f16/bf16 are stored as raw 16-bit patterns; arithmetic on them is
+// done in f32 (see half.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tilefuse {
+
+enum class DType : uint8_t { f32, f16, bf16, f64, i8, i32, i64, u8, boolean };
+
+inline constexpr DType kAllDTypes[] = {DType::f32, DType::f16, DType::bf16,
+                                       DType::f64, DType::i8,  DType::i32,
+                                       DType::i64, DType::u8,  DType::boolean};
+
+size_t dtype_size(DType t);
+// Short name used by the printer and parser: "f32", "bool", ...
+std::string_view dtype_name(DType t);
+std::optional<DType> parse_dtype(std::string_view name);
+
+bool is_float(DType t);    // f32 f16 bf16 f64
+bool is_integer(DType t);  // i8 i32 i64 u8
+bool is_signed(DType t);
+
+}  // namespace tilefuse

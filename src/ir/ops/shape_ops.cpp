@@ -1,0 +1,8 @@
+// Registration of the shape ops. (Filled in by the op definitions work.)
+#include "ir/op_registry.h"
+
+namespace tilefuse {
+
+void register_shape_ops(OpRegistry& registry) { (void)registry; }
+
+}  // namespace tilefuse

@@ -1,0 +1,144 @@
+#include "ir/tensor.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "ir/half.h"
+#include "ir/shape.h"
+
+namespace tilefuse {
+
+int64_t product(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
+  return strides;
+}
+
+Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
+  for (int64_t d : shape_) {
+    if (d < 0) fail_user("tensor shape {} has a negative dimension", dims_to_string(shape_));
+  }
+  numel_ = product(shape_);
+  // Round up to a whole cache line and never allocate zero bytes, so data() is always valid.
+  size_t bytes = std::max<size_t>(64, (nbytes() + 63) / 64 * 64);
+  void* p = std::aligned_alloc(64, bytes);
+  if (p == nullptr) fail_user("cannot allocate {} bytes for tensor {}", bytes, summary());
+  std::memset(p, 0, bytes);
+  storage_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+}
+
+Tensor Tensor::scalar_i64(int64_t v) {
+  Tensor t(DType::i64, {});
+  t.data<int64_t>()[0] = v;
+  return t;
+}
+
+Tensor Tensor::scalar_f32(float v) {
+  Tensor t(DType::f32, {});
+  t.data<float>()[0] = v;
+  return t;
+}
+
+double Tensor::get_f64(int64_t i) const {
+  switch (dtype_) {
+    case DType::f32: return data<float>()[i];
+    case DType::f16: return f16_to_f32(data<uint16_t>()[i]);
+    case DType::bf16: return bf16_to_f32(data<uint16_t>()[i]);
+    case DType::f64: return data<double>()[i];
+    case DType::i8: return data<int8_t>()[i];
+    case DType::i32: return data<int32_t>()[i];
+    case DType::i64: return static_cast<double>(data<int64_t>()[i]);
+    case DType::u8: return data<uint8_t>()[i];
+    case DType::boolean: return data<uint8_t>()[i] != 0 ? 1.0 : 0.0;
+  }
+  fail_internal("get_f64: bad dtype");
+}
+
+void Tensor::set_f64(int64_t i, double v) {
+  switch (dtype_) {
+    case DType::f32: data<float>()[i] = static_cast<float>(v); return;
+    case DType::f16: data<uint16_t>()[i] = f32_to_f16(static_cast<float>(v)); return;
+    case DType::bf16: data<uint16_t>()[i] = f32_to_bf16(static_cast<float>(v)); return;
+    case DType::f64: data<double>()[i] = v; return;
+    case DType::boolean: data<uint8_t>()[i] = v != 0.0 ? 1 : 0; return;
+    default:
+      // Float to integer truncates toward zero (ONNX Cast); NaN/inf are undefined there: use 0.
+      set_i64(i, std::isfinite(v) ? static_cast<int64_t>(std::trunc(v)) : 0);
+      return;
+  }
+}
+
+int64_t Tensor::get_i64(int64_t i) const {
+  switch (dtype_) {
+    case DType::i8: return data<int8_t>()[i];
+    case DType::i32: return data<int32_t>()[i];
+    case DType::i64: return data<int64_t>()[i];
+    case DType::u8: return data<uint8_t>()[i];
+    case DType::boolean: return data<uint8_t>()[i] != 0;
+    default: {
+      double v = get_f64(i);
+      return std::isfinite(v) ? static_cast<int64_t>(std::trunc(v)) : 0;
+    }
+  }
+}
+
+void Tensor::set_i64(int64_t i, int64_t v) {
+  switch (dtype_) {
+    case DType::i8: data<int8_t>()[i] = static_cast<int8_t>(v); return;
+    case DType::i32: data<int32_t>()[i] = static_cast<int32_t>(v); return;
+    case DType::i64: data<int64_t>()[i] = v; return;
+    case DType::u8: data<uint8_t>()[i] = static_cast<uint8_t>(v); return;
+    case DType::boolean: data<uint8_t>()[i] = v != 0; return;
+    default: set_f64(i, static_cast<double>(v)); return;
+  }
+}
+
+std::vector<int64_t> Tensor::to_i64_vector() const {
+  std::vector<int64_t> out(static_cast<size_t>(numel_));
+  for (int64_t i = 0; i < numel_; ++i) out[i] = get_i64(i);
+  return out;
+}
+
+Tensor Tensor::clone() const {
+  if (!defined()) return {};
+  Tensor t(dtype_, shape_);
+  std::memcpy(t.raw(), raw(), nbytes());
+  return t;
+}
+
+Tensor Tensor::reshaped(std::vector<int64_t> shape) const {
+  if (product(shape) != numel_) {
+    fail_internal("Tensor::reshaped: {} to {} changes the element count", summary(), dims_to_string(shape));
+  }
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::cast(DType to) const {
+  Tensor out(to, shape_);
+  bool int_to_int = !is_float(dtype_) && !is_float(to);
+  for (int64_t i = 0; i < numel_; ++i) {
+    if (int_to_int) {
+      out.set_i64(i, get_i64(i));
+    } else {
+      out.set_f64(i, get_f64(i));
+    }
+  }
+  return out;
+}
+
+bool Tensor::same_bytes(const Tensor& other) const {
+  return dtype_ == other.dtype_ && shape_ == other.shape_ && std::memcmp(raw(), other.raw(), nbytes()) == 0;
+}
+
+std::string Tensor::summary() const { return std::string(dtype_name(dtype_)) + dims_to_string(shape_); }
+
+}  // namespace tilefuse

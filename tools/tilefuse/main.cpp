@@ -1,0 +1,2 @@
+// The `tilefuse` command. (Subcommands are being written.)
+int main() { return 0; }
