@@ -1,5 +1,7 @@
 #include "ir/dtype.h"
 
+#include <utility>
+
 #include "ir/error.h"
 
 namespace tilefuse {
@@ -43,6 +45,27 @@ std::optional<DType> parse_dtype(std::string_view name) {
     if (dtype_name(t) == name) return t;
   }
   return std::nullopt;
+}
+
+namespace {
+// Pairs of (ONNX TensorProto.DataType, DType).
+constexpr std::pair<int, DType> kOnnxTypes[] = {
+    {1, DType::f32}, {2, DType::u8},  {3, DType::i8},  {6, DType::i32},       {7, DType::i64},
+    {9, DType::boolean}, {10, DType::f16}, {11, DType::f64}, {16, DType::bf16}};
+}  // namespace
+
+std::optional<DType> dtype_from_onnx(int onnx_type) {
+  for (auto [code, t] : kOnnxTypes) {
+    if (code == onnx_type) return t;
+  }
+  return std::nullopt;
+}
+
+int dtype_to_onnx(DType t) {
+  for (auto [code, dt] : kOnnxTypes) {
+    if (dt == t) return code;
+  }
+  fail_internal("dtype_to_onnx: unknown dtype {}", static_cast<int>(t));
 }
 
 bool is_float(DType t) {

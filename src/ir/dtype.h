@@ -21,6 +21,11 @@ size_t dtype_size(DType t);
 std::string_view dtype_name(DType t);
 std::optional<DType> parse_dtype(std::string_view name);
 
+// ONNX TensorProto.DataType numbers (Cast's `to`, ConstantOfShape, .pb files). Unsupported
+// ONNX types (string, complex, u16, ...) give nullopt.
+std::optional<DType> dtype_from_onnx(int onnx_type);
+int dtype_to_onnx(DType t);
+
 bool is_float(DType t);    // f32 f16 bf16 f64
 bool is_integer(DType t);  // i8 i32 i64 u8
 bool is_signed(DType t);
