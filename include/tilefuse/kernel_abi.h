@@ -1,0 +1,40 @@
+/* The binary interface between tilefuse's runtime and the kernel libraries it generates.
+ * C-compatible on purpose: a generated library exports these symbols with C linkage, and a person
+ * can call them from a hand-written benchmark.
+ *
+ * A kernel does not create threads. It splits its iteration space into blocks; the runtime's
+ * thread team calls tf_run_blocks on disjoint block ranges, each worker with its own scratch. */
+#ifndef TILEFUSE_KERNEL_ABI_H
+#define TILEFUSE_KERNEL_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TILEFUSE_KERNEL_ABI_VERSION 1
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Returns TILEFUSE_KERNEL_ABI_VERSION of the header the library was compiled with. */
+typedef int (*tf_abi_version_fn)(void);
+/* Number of blocks for the given symbol values (array in the order the kernel's metadata lists
+ * its symbols; may be NULL for a kernel without symbols). */
+typedef int64_t (*tf_num_blocks_fn)(const int64_t* symbols);
+/* Bytes of per-worker scratch the kernel needs (64-byte aligned by the caller). */
+typedef size_t (*tf_scratch_bytes_fn)(const int64_t* symbols);
+/* Runs blocks [first_block, end_block). `buffers` holds the kernel's inputs then its outputs,
+ * in the order of its metadata. */
+typedef void (*tf_run_blocks_fn)(void* const* buffers, const int64_t* symbols, int64_t first_block,
+                                 int64_t end_block, void* scratch);
+
+#ifdef __cplusplus
+}
+#endif
+
+#define TILEFUSE_SYMBOL_ABI_VERSION "tf_abi_version"
+#define TILEFUSE_SYMBOL_NUM_BLOCKS "tf_num_blocks"
+#define TILEFUSE_SYMBOL_SCRATCH_BYTES "tf_scratch_bytes"
+#define TILEFUSE_SYMBOL_RUN_BLOCKS "tf_run_blocks"
+
+#endif /* TILEFUSE_KERNEL_ABI_H */

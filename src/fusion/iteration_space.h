@@ -1,0 +1,46 @@
+// The iteration space of a group of nodes that is to become one kernel: the domain every node is
+// evaluated over, the axes reduced inside the kernel, and how each tensor is addressed from the
+// domain (strides, 0 where broadcast). Deriving it is also the legality test for fusing a group:
+// a group whose nodes do not share one iteration space cannot be one kernel.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/shape.h"
+
+namespace tilefuse::fusion {
+
+// Where in the loop nest a value lives: Full values have one element per domain point; Reduced
+// values one element per point of the domain with the reduced axes collapsed (a "row" value,
+// e.g. the mean in a LayerNorm).
+enum class Level { Full, Reduced };
+
+struct TensorAccess {
+  Level level = Level::Full;
+  std::vector<Dim> strides;  // element stride per domain axis; 0 = broadcast along that axis
+};
+
+struct IterationSpace {
+  Shape domain;
+  std::vector<int64_t> reduced_axes;  // sorted; empty for purely elementwise kernels
+  std::map<const Value*, TensorAccess> access;  // every value the kernel reads, computes or writes
+
+  Shape reduced_shape() const;  // domain with the reduced axes set to 1
+};
+
+struct IterationSpaceResult {
+  std::optional<IterationSpace> space;
+  std::string reason;  // why not, when space is empty
+};
+
+// `nodes` in topological order. Values produced outside `nodes` are the kernel's loads.
+IterationSpaceResult derive_iteration_space(const std::vector<Node*>& nodes);
+
+// Whether the op can be part of a generated kernel at all (pointwise, reduction, transpose).
+bool is_kernel_op(const Node& node);
+
+}  // namespace tilefuse::fusion

@@ -1,0 +1,299 @@
+#include "fusion/planner.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ir/op_registry.h"
+#include "passes/pattern_matcher.h"
+#include "spdlog/spdlog.h"
+
+namespace tilefuse::fusion {
+
+namespace {
+
+bool is_view_op(const Node& node) {
+  static const std::set<std::string, std::less<>> kViews = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+  return kViews.count(node.op) != 0;
+}
+
+StepKind kind_of(const Node& node) {
+  if (is_kernel_op(node)) return StepKind::Kernel;
+  if (node.def().has(kLibraryCall)) return StepKind::LibraryCall;
+  if (is_view_op(node)) return StepKind::View;
+  return StepKind::Host;
+}
+
+// Symbolic byte counts are compared at a representative size: every symbol taken as 128.
+int64_t hint(const Dim& d) {
+  SymbolBindings b;
+  for (const auto& s : d.symbols()) b[s] = 128;
+  return d.evaluate(b);
+}
+
+Dim value_bytes(const Value* v) { return num_elements(v->shape) * Dim(static_cast<int64_t>(dtype_size(v->dtype))); }
+
+struct Candidate {
+  Node* producer;
+  Node* consumer;
+  int64_t benefit;
+  int priority;
+  size_t consumer_order;
+  const std::string* pattern;
+};
+
+class Planner {
+ public:
+  Planner(const Graph& graph, const passes::PatternRegistry& patterns, const PlannerOptions& options)
+      : graph_(graph), patterns_(patterns), options_(options), nodes_(graph.nodes()) {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      order_[nodes_[i]] = i;
+      if (kind_of(*nodes_[i]) == StepKind::Kernel) {
+        group_of_[nodes_[i]] = static_cast<int>(groups_.size());
+        groups_.push_back({{nodes_[i]}, {}});
+      }
+    }
+  }
+
+  FusionPlan run() {
+    if (options_.fuse) {
+      for (int round = 0; round < options_.max_rounds; ++round) {
+        if (!merge_round()) break;
+      }
+    }
+    return build_plan();
+  }
+
+ private:
+  struct Group {
+    std::vector<Node*> nodes;
+    std::vector<std::string> patterns;
+    bool dead = false;
+  };
+
+  std::vector<Candidate> candidates() const {
+    std::vector<Candidate> out;
+    for (const auto& pattern : patterns_.patterns()) {
+      for (const auto& match : passes::match_pattern(graph_, pattern)) {
+        for (const auto& edge : pattern.edges) {
+          Node* p = match.nodes[pattern.index_of(edge.producer)];
+          Node* c = match.nodes[pattern.index_of(edge.consumer)];
+          if (!group_of_.count(p) || !group_of_.count(c)) continue;
+          out.push_back({p, c, shared_bytes(p, c), pattern.priority, order_.at(c), &pattern.name});
+        }
+      }
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.priority != b.priority) return a.priority > b.priority;
+      if (a.benefit != b.benefit) return a.benefit > b.benefit;
+      return a.consumer_order < b.consumer_order;
+    });
+    return out;
+  }
+
+  static int64_t shared_bytes(const Node* p, const Node* c) {
+    int64_t bytes = 0;
+    for (const Value* out : p->outputs) {
+      if (std::find(c->inputs.begin(), c->inputs.end(), out) != c->inputs.end()) bytes += hint(value_bytes(out));
+    }
+    return bytes;
+  }
+
+  bool merge_round() {
+    bool merged = false;
+    for (const Candidate& cand : candidates()) {
+      int a = group_of_.at(cand.producer), b = group_of_.at(cand.consumer);
+      if (a == b) continue;
+      std::string why;
+      if (!legal(a, b, why)) {
+        spdlog::debug("fusion: not merging {} into {} ({}): {}", cand.producer->name, cand.consumer->name, *cand.pattern, why);
+        continue;
+      }
+      merge(a, b, *cand.pattern);
+      merged = true;
+    }
+    return merged;
+  }
+
+  std::vector<Node*> union_nodes(int a, int b) const {
+    std::vector<Node*> all = groups_[a].nodes;
+    all.insert(all.end(), groups_[b].nodes.begin(), groups_[b].nodes.end());
+    std::sort(all.begin(), all.end(), [&](Node* x, Node* y) { return order_.at(x) < order_.at(y); });
+    return all;
+  }
+
+  bool legal(int a, int b, std::string& why) const {
+    std::vector<Node*> all = union_nodes(a, b);
+    if (static_cast<int>(all.size()) > options_.max_ops_per_kernel) {
+      why = fmt::format("more than {} ops", options_.max_ops_per_kernel);
+      return false;
+    }
+    if (static_cast<int>(external_inputs(all).size()) > options_.max_inputs_per_kernel) {
+      why = fmt::format("more than {} inputs", options_.max_inputs_per_kernel);
+      return false;
+    }
+    if (path_through_outside(a, b) || path_through_outside(b, a)) {
+      why = "a path through another step would make a cycle";
+      return false;
+    }
+    auto space = derive_iteration_space(all);
+    why = space.reason;
+    return space.space.has_value();
+  }
+
+  std::vector<Value*> external_inputs(const std::vector<Node*>& members) const {
+    std::set<const Node*> in_group(members.begin(), members.end());
+    std::vector<Value*> out;
+    for (Node* n : members) {
+      for (Value* v : n->inputs) {
+        if (v == nullptr || (v->producer && in_group.count(v->producer))) continue;
+        if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+      }
+    }
+    return out;
+  }
+
+  // True if some path leaves group `from`, passes a node outside both groups, and enters `to`.
+  bool path_through_outside(int from, int to) const {
+    std::vector<Node*> stack;
+    std::set<Node*> seen;
+    auto group_is = [&](Node* n, int g) { auto it = group_of_.find(n); return it != group_of_.end() && it->second == g; };
+    for (Node* n : groups_[from].nodes) {
+      for (Value* out : n->outputs) {
+        for (Node* u : out->users) {
+          if (!group_is(u, from) && !group_is(u, to) && seen.insert(u).second) stack.push_back(u);
+        }
+      }
+    }
+    while (!stack.empty()) {
+      Node* n = stack.back();
+      stack.pop_back();
+      for (Value* out : n->outputs) {
+        for (Node* u : out->users) {
+          if (group_is(u, to)) return true;
+          if (seen.insert(u).second) stack.push_back(u);
+        }
+      }
+    }
+    return false;
+  }
+
+  void merge(int a, int b, const std::string& pattern) {
+    Group& into = groups_[a];
+    for (Node* n : groups_[b].nodes) group_of_[n] = a;
+    into.nodes = union_nodes(a, b);
+    auto& pats = into.patterns;
+    pats.insert(pats.end(), groups_[b].patterns.begin(), groups_[b].patterns.end());
+    if (std::find(pats.begin(), pats.end(), pattern) == pats.end()) pats.push_back(pattern);
+    groups_[b] = Group{{}, {}, true};
+  }
+
+  FusedKernel make_kernel(const Group& g) const {
+    FusedKernel k;
+    k.nodes = g.nodes;
+    k.patterns = g.patterns;
+    k.inputs = external_inputs(g.nodes);
+    std::set<const Node*> in_group(g.nodes.begin(), g.nodes.end());
+    const auto& graph_outputs = graph_.outputs();
+    for (Node* n : g.nodes) {
+      for (Value* v : n->outputs) {
+        bool outside = std::find(graph_outputs.begin(), graph_outputs.end(), v) != graph_outputs.end() ||
+                       std::any_of(v->users.begin(), v->users.end(), [&](Node* u) { return !in_group.count(u); });
+        if (outside) k.outputs.push_back(v);
+      }
+    }
+    auto space = derive_iteration_space(g.nodes);
+    if (!space.space) fail_internal("fusion: planned group has no iteration space: {}", space.reason);
+    k.space = std::move(*space.space);
+    return k;
+  }
+
+  static std::string kernel_name(const std::vector<Node*>& nodes, size_t index, bool fused) {
+    std::vector<std::string> ops;
+    for (Node* n : nodes) {
+      std::string op = n->op;
+      std::transform(op.begin(), op.end(), op.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+    }
+    std::string name = fused ? "fused" : "kernel";
+    for (size_t i = 0; i < ops.size() && i < 3; ++i) name += "_" + ops[i];
+    return fmt::format("{}_{}", name, index);
+  }
+
+  // Steps in a topological order of the step graph (ties: earliest node first).
+  FusionPlan build_plan() const {
+    std::map<Node*, int> step_of;
+    std::vector<std::vector<Node*>> step_nodes;
+    std::vector<int> group_step(groups_.size(), -1);
+    for (Node* n : nodes_) {
+      auto it = group_of_.find(n);
+      if (it != group_of_.end()) {
+        if (group_step[it->second] < 0) {
+          group_step[it->second] = static_cast<int>(step_nodes.size());
+          step_nodes.emplace_back();
+        }
+        step_of[n] = group_step[it->second];
+        step_nodes[group_step[it->second]].push_back(n);
+      } else {
+        step_of[n] = static_cast<int>(step_nodes.size());
+        step_nodes.push_back({n});
+      }
+    }
+    std::vector<std::set<int>> succ(step_nodes.size());
+    std::vector<int> pending(step_nodes.size(), 0);
+    for (Node* n : nodes_) {
+      for (Value* out : n->outputs) {
+        for (Node* u : out->users) {
+          int s = step_of.at(n), t = step_of.at(u);
+          if (s != t && succ[s].insert(t).second) ++pending[t];
+        }
+      }
+    }
+    std::set<int> ready;
+    for (size_t s = 0; s < step_nodes.size(); ++s) {
+      if (pending[s] == 0) ready.insert(static_cast<int>(s));
+    }
+    FusionPlan plan;
+    plan.graph_name = graph_.name;
+    size_t kernel_index = 0;
+    while (!ready.empty()) {
+      int s = *ready.begin();
+      ready.erase(ready.begin());
+      plan.steps.push_back(make_step(step_nodes[s], kernel_index));
+      for (int t : succ[s]) {
+        if (--pending[t] == 0) ready.insert(t);
+      }
+    }
+    if (plan.steps.size() != step_nodes.size()) fail_internal("fusion: the step graph of '{}' has a cycle", graph_.name);
+    return plan;
+  }
+
+  PlanStep make_step(const std::vector<Node*>& nodes, size_t& kernel_index) const {
+    PlanStep step;
+    step.kind = kind_of(*nodes.front());
+    if (step.kind != StepKind::Kernel) {
+      step.node = nodes.front();
+      return step;
+    }
+    const Group& g = groups_[group_of_.at(nodes.front())];
+    step.kernel = make_kernel(g);
+    step.kernel.name = kernel_name(g.nodes, kernel_index++, options_.fuse);
+    return step;
+  }
+
+  const Graph& graph_;
+  const passes::PatternRegistry& patterns_;
+  PlannerOptions options_;
+  std::vector<Node*> nodes_;
+  std::map<const Node*, size_t> order_;
+  std::map<const Node*, int> group_of_;
+  std::vector<Group> groups_;
+};
+
+}  // namespace
+
+FusionPlan plan_fusion(const Graph& graph, const passes::PatternRegistry& patterns, const PlannerOptions& options) {
+  return Planner(graph, patterns, options).run();
+}
+
+}  // namespace tilefuse::fusion

@@ -1,0 +1,24 @@
+// The fusion planner: turns pattern matches into fusion candidates (producer/consumer pairs),
+// orders them by benefit (bytes of memory traffic the fusion saves), and merges greedily over a
+// few rounds while each merge stays legal: no cycle through outside nodes, one iteration space
+// (see iteration_space.h), caps on ops and inputs per kernel. Compute-bound library calls
+// (MatMul/Gemm) are never merged into kernels; their elementwise epilogues fuse after them.
+#pragma once
+
+#include "fusion/fusion_plan.h"
+#include "ir/graph.h"
+#include "passes/pattern_registry.h"
+
+namespace tilefuse::fusion {
+
+struct PlannerOptions {
+  bool fuse = true;              // false: one kernel per op (the `unfused` baseline)
+  int max_ops_per_kernel = 64;
+  int max_inputs_per_kernel = 16;
+  int max_rounds = 10;
+};
+
+FusionPlan plan_fusion(const Graph& graph, const passes::PatternRegistry& patterns,
+                       const PlannerOptions& options = {});
+
+}  // namespace tilefuse::fusion

@@ -1,0 +1,53 @@
+// The built-in fusion pattern families, written as data.
+#include "ir/op_registry.h"
+#include "passes/pattern_registry.h"
+
+namespace tilefuse::passes {
+
+namespace {
+
+NodeConstraint pointwise(BroadcastConstraint broadcast = BroadcastConstraint::Any) {
+  NodeConstraint c;
+  c.all_traits = kPointwise;
+  c.no_traits = kLibraryCall | kShapeOp;
+  c.broadcast = broadcast;
+  return c;
+}
+
+NodeConstraint reduction() {
+  NodeConstraint c;
+  c.all_traits = kReduction;
+  return c;
+}
+
+NodeConstraint op(std::vector<std::string> types) {
+  NodeConstraint c;
+  c.op_types = std::move(types);
+  return c;
+}
+
+Pattern pair(std::string name, PatternFamily family, NodeConstraint producer, NodeConstraint consumer) {
+  Pattern p;
+  p.name = std::move(name);
+  p.family = family;
+  p.nodes = {{"producer", std::move(producer)}, {"consumer", std::move(consumer)}};
+  p.edges = {{"producer", "consumer", -1}};
+  return p;
+}
+
+}  // namespace
+
+std::vector<Pattern> builtin_patterns() {
+  return {
+      pair("elementwise_chain", PatternFamily::ElementwiseChain, pointwise(),
+           pointwise(BroadcastConstraint::None)),
+      pair("elementwise_broadcast", PatternFamily::ElementwiseBroadcast, pointwise(),
+           pointwise(BroadcastConstraint::Some)),
+      pair("elementwise_reduce", PatternFamily::ElementwiseReduce, pointwise(), reduction()),
+      pair("reduce_elementwise", PatternFamily::ReduceElementwise, reduction(), pointwise()),
+      pair("transpose_elementwise", PatternFamily::Transpose, op({"Transpose"}), pointwise()),
+      pair("matmul_epilogue", PatternFamily::MatmulEpilogue, op({"MatMul", "Gemm"}), pointwise()),
+  };
+}
+
+}  // namespace tilefuse::passes

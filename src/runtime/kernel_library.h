@@ -1,0 +1,37 @@
+// A loaded generated kernel library (dlopen), its ABI checked against kernel_abi.h.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "tilefuse/kernel_abi.h"
+
+namespace tilefuse::runtime {
+
+class KernelLibrary {
+ public:
+  // dlopen()s `path` and resolves the ABI symbols. Throws UserError
+  // "kernel <path> init failed: <why>" if the file cannot be loaded, a symbol is missing or the
+  // ABI version differs.
+  static std::shared_ptr<KernelLibrary> load(const std::string& path);
+  ~KernelLibrary();
+  KernelLibrary(const KernelLibrary&) = delete;
+  KernelLibrary& operator=(const KernelLibrary&) = delete;
+
+  int64_t num_blocks(const int64_t* symbols) const { return num_blocks_(symbols); }
+  size_t scratch_bytes(const int64_t* symbols) const { return scratch_bytes_(symbols); }
+  void run_blocks(void* const* buffers, const int64_t* symbols, int64_t first, int64_t end, void* scratch) const {
+    run_blocks_(buffers, symbols, first, end, scratch);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  KernelLibrary() = default;
+  void* handle_ = nullptr;
+  std::string path_;
+  tf_num_blocks_fn num_blocks_ = nullptr;
+  tf_scratch_bytes_fn scratch_bytes_ = nullptr;
+  tf_run_blocks_fn run_blocks_ = nullptr;
+};
+
+}  // namespace tilefuse::runtime
