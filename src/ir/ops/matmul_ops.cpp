@@ -1,8 +1,79 @@
-// Registration of the matmul ops. (Filled in by the op definitions work.)
+// MatMul (numpy matmul semantics) and Gemm: compute-bound ops run by the BLAS.
+#include "ir/error.h"
 #include "ir/op_registry.h"
+#include "ir/ops/infer_util.h"
 
 namespace tilefuse {
+namespace {
 
-void register_matmul_ops(OpRegistry& registry) { (void)registry; }
+using namespace ops;
+
+const std::vector<DType> kMatMulTypes = {DType::f16, DType::f32, DType::f64, DType::bf16, DType::i32, DType::i64};
+
+// numpy.matmul: a 1-D A is a row vector and a 1-D B a column vector (the added dim is dropped
+// from the result); the leading (batch) dims broadcast.
+void infer_matmul(Node& node, Graph&) {
+  require_same_dtype(node, 1, 0);
+  Shape a = node.input(0)->shape;
+  Shape b = node.input(1)->shape;
+  for (size_t i : {0, 1}) {
+    if (node.input(i)->rank() == 0) {
+      fail_user("{}: {} is a scalar; MatMul needs rank >= 1", node.describe(), describe_input(node, i));
+    }
+  }
+  bool a_vector = a.size() == 1;
+  bool b_vector = b.size() == 1;
+  if (a_vector) a.insert(a.begin(), Dim(1));
+  if (b_vector) b.push_back(Dim(1));
+  unify_dims(node, a[a.size() - 1], b[b.size() - 2],
+             fmt::format("contracted dims (last of A {}, second to last of B {})",
+                         shape_to_string(node.input(0)->shape), shape_to_string(node.input(1)->shape)));
+  Shape out = broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2),
+                               node.describe() + " batch dims");
+  if (!a_vector) out.push_back(a[a.size() - 2]);
+  if (!b_vector) out.push_back(b.back());
+  set_output(node, 0, node.input(0)->dtype, out);
+}
+
+// Y = alpha * op(A) * op(B) + beta * C, op = optional transpose; C broadcasts to [M, N].
+void infer_gemm(Node& node, Graph&) {
+  require_same_dtype(node, 1, 0);
+  require_same_dtype(node, 2, 0);
+  require_rank(node, 0, 2);
+  require_rank(node, 1, 2);
+  const Shape& a = node.input(0)->shape;
+  const Shape& b = node.input(1)->shape;
+  bool trans_a = node.attr_int("transA", 0) != 0;
+  bool trans_b = node.attr_int("transB", 0) != 0;
+  Dim m = a[trans_a ? 1 : 0];
+  Dim n = b[trans_b ? 0 : 1];
+  unify_dims(node, a[trans_a ? 0 : 1], b[trans_b ? 1 : 0],
+             fmt::format("contracted dims of A {} (transA={}) and B {} (transB={})", shape_to_string(a),
+                         int{trans_a}, shape_to_string(b), int{trans_b}));
+  Shape out = {m, n};
+  require_unidirectional_broadcast(node, 2, out);
+  set_output(node, 0, node.input(0)->dtype, out);
+}
+
+}  // namespace
+
+void register_matmul_ops(OpRegistry& registry) {
+  registry.add({.name = "MatMul",
+                .traits = kLibraryCall,
+                .min_inputs = 2,
+                .max_inputs = 2,
+                .input_dtypes = kMatMulTypes,
+                .infer = infer_matmul});
+  registry.add({.name = "Gemm",
+                .traits = kLibraryCall,
+                .min_inputs = 2,
+                .max_inputs = 3,
+                .attrs = {{"alpha", AttrKind::Float},
+                          {"beta", AttrKind::Float},
+                          {"transA", AttrKind::Int},
+                          {"transB", AttrKind::Int}},
+                .input_dtypes = kMatMulTypes,
+                .infer = infer_gemm});
+}
 
 }  // namespace tilefuse

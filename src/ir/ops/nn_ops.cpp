@@ -1,8 +1,120 @@
-// Registration of the nn ops. (Filled in by the op definitions work.)
+// Neural-network ops: activations, Dropout (inference), Softmax, LogSoftmax and
+// LayerNormalization, with ONNX opset-17 semantics (Gelu as in opset 20).
+#include "ir/error.h"
 #include "ir/op_registry.h"
+#include "ir/ops/infer_util.h"
 
 namespace tilefuse {
+namespace {
 
-void register_nn_ops(OpRegistry& registry) { (void)registry; }
+using namespace ops;
+
+const std::vector<DType> kHalfFloatDouble = {DType::f16, DType::f32, DType::f64};
+
+void add_activation(OpRegistry& r, std::string name, std::vector<DType> types, std::vector<AttrSpec> attrs = {},
+                    InferFn infer = infer_like_input) {
+  r.add({.name = std::move(name),
+         .traits = kPointwise,
+         .attrs = std::move(attrs),
+         .input_dtypes = std::move(types),
+         .infer = std::move(infer)});
+}
+
+void infer_gelu(Node& node, Graph& graph) {
+  std::string approximate = node.attr_string("approximate", "none");
+  if (approximate != "none" && approximate != "tanh") {
+    fail_user("{}: attribute 'approximate' is '{}'; it must be 'none' or 'tanh'", node.describe(), approximate);
+  }
+  infer_like_input(node, graph);
+}
+
+// Dropout at inference: Y is X; the optional mask is bool of X's shape. ratio and training_mode
+// are optional scalars.
+void infer_dropout(Node& node, Graph&) {
+  require_dtype(node, 1, kFloatTypes);
+  require_scalar(node, 1);
+  require_dtype(node, 2, {DType::boolean});
+  require_scalar(node, 2);
+  const Value* in = node.input(0);
+  set_output(node, 0, in->dtype, in->shape);
+  set_output(node, 1, DType::boolean, in->shape);
+}
+
+void infer_softmax(Node& node, Graph&) {
+  const Value* in = node.input(0);
+  node_axis(node, node.attr_int("axis", -1), in->rank(), "attribute 'axis'");
+  set_output(node, 0, in->dtype, in->shape);
+}
+
+// Normalises over dims [axis, rank). Scale and B broadcast to those dims; Mean and InvStdDev keep
+// the leading dims and have 1 for each normalised one, in the stash type.
+void infer_layer_norm(Node& node, Graph&) {
+  const Value* x = node.input(0);
+  int64_t axis = node_axis(node, node.attr_int("axis", -1), x->rank(), "attribute 'axis'");
+  Shape normalized(x->shape.begin() + axis, x->shape.end());
+  for (size_t i : {1, 2}) {
+    require_same_dtype(node, i, 0);
+    require_unidirectional_broadcast(node, i, normalized);
+  }
+  int64_t stash = node.attr_int("stash_type", 1);
+  auto stash_type = dtype_from_onnx(static_cast<int>(stash));
+  if (!stash_type || !is_float(*stash_type)) {
+    fail_user("{}: attribute 'stash_type' = {} is not a float element type (1 f32, 10 f16, 11 f64, 16 bf16)",
+              node.describe(), stash);
+  }
+  Shape stats(x->shape.begin(), x->shape.begin() + axis);
+  stats.resize(x->shape.size(), Dim(1));
+  set_output(node, 0, x->dtype, x->shape);
+  set_output(node, 1, *stash_type, stats);
+  set_output(node, 2, *stash_type, stats);
+}
+
+void register_activations(OpRegistry& r) {
+  add_activation(r, "Relu", kSignedTypes);
+  add_activation(r, "LeakyRelu", kFloatTypes, {{"alpha", AttrKind::Float}});
+  add_activation(r, "Elu", kHalfFloatDouble, {{"alpha", AttrKind::Float}});
+  add_activation(r, "Sigmoid", kFloatTypes);
+  add_activation(r, "HardSigmoid", kHalfFloatDouble, {{"alpha", AttrKind::Float}, {"beta", AttrKind::Float}});
+  add_activation(r, "HardSwish", kHalfFloatDouble);
+  add_activation(r, "Softplus", kHalfFloatDouble);
+  add_activation(r, "Tanh", kFloatTypes);
+  add_activation(r, "Erf", kNumericTypes);
+  add_activation(r, "Gelu", kFloatTypes, {{"approximate", AttrKind::String}}, infer_gelu);
+  r.add({.name = "Dropout",
+         .traits = kPointwise,
+         .min_inputs = 1,
+         .max_inputs = 3,
+         .min_outputs = 1,
+         .max_outputs = 2,
+         .attrs = {{"seed", AttrKind::Int}},
+         .input_dtypes = kFloatTypes,
+         .infer = infer_dropout});
+}
+
+void register_normalizations(OpRegistry& r) {
+  for (const char* name : {"Softmax", "LogSoftmax"}) {
+    r.add({.name = name,
+           .traits = kReduction | kComposite,
+           .attrs = {{"axis", AttrKind::Int}},
+           .input_dtypes = kFloatTypes,
+           .infer = infer_softmax});
+  }
+  r.add({.name = "LayerNormalization",
+         .traits = kReduction | kComposite,
+         .min_inputs = 2,
+         .max_inputs = 3,
+         .min_outputs = 1,
+         .max_outputs = 3,
+         .attrs = {{"axis", AttrKind::Int}, {"epsilon", AttrKind::Float}, {"stash_type", AttrKind::Int}},
+         .input_dtypes = kFloatTypes,
+         .infer = infer_layer_norm});
+}
+
+}  // namespace
+
+void register_nn_ops(OpRegistry& registry) {
+  register_activations(registry);
+  register_normalizations(registry);
+}
 
 }  // namespace tilefuse
