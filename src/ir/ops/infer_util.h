@@ -13,9 +13,6 @@
 #include "ir/graph.h"
 #include "ir/op_registry.h"
 
-// The op files build OpDefs with designated initializers that leave the defaulted members out
-// (that is their point); GCC's -Wmissing-field-initializers would flag every one of them.
-
 namespace tilefuse::ops {
 
 // ONNX type constraints restricted to tilefuse's element types.
