@@ -13,9 +13,14 @@ struct Toolchain {
   std::vector<std::string> command;  // e.g. {"ccache", "g++"}
   std::vector<std::string> flags;    // optimisation, ISA (-march=native), -fPIC -shared, ...
   std::vector<std::string> include_dirs;
-  std::string identity;              // "g++ (Debian 12.2.0-14) 12.2.0 | -O3 -march=native ..."
+  // "g++ (Debian 12.2.0-14) 12.2.0 | -std=c++20 -O3 ...": the first line of `<compiler>
+  // --version` and the flags. Neither the wrapper (ccache) nor the include directories enter it:
+  // they do not change the generated code (header contents are covered by the codegen version
+  // that callers put into the artifact's meta).
+  std::string identity;
 
-  // Reads TILEFUSE_CXX once; throws UserError if the compiler cannot be run.
+  // Reads TILEFUSE_CXX (split on whitespace, never given to a shell) and runs `--version` once;
+  // throws UserError naming TILEFUSE_CXX and the command if the compiler cannot be run.
   static Toolchain from_environment();
 };
 

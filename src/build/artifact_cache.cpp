@@ -1,0 +1,112 @@
+#include "build/artifact_cache.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+#include <spdlog/spdlog.h>
+
+#include "build/file_lock.h"
+#include "build/hashing.h"
+#include "build/library_entry.h"
+#include "build/private_directory.h"
+#include "ir/error.h"
+
+namespace tilefuse::build {
+namespace {
+
+// 96 bits: collisions are out of reach for any realistic number of kernels.
+constexpr size_t kArtifactHashChars = 24;
+
+bool is_safe_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-' || c == '.';
+}
+
+std::string current_user_name() {
+  const passwd* entry = ::getpwuid(::geteuid());
+  std::string name = entry && entry->pw_name ? entry->pw_name : std::to_string(::geteuid());
+  for (char& c : name) {
+    if (!is_safe_name_char(c)) c = '_';
+  }
+  return name;
+}
+
+// kernel_name becomes a directory name, so it must not be able to climb out of the root.
+void require_valid_kernel_name(const std::string& name) {
+  bool safe = !name.empty() && name[0] != '.';
+  for (char c : name) safe = safe && is_safe_name_char(c);
+  if (!safe) fail_internal("kernel name '{}' is not a safe directory name", name);
+}
+
+// Everything the entry was built from; stored in meta.json and compared on reuse.
+nlohmann::json entry_record(const ArtifactRequest& request, const Toolchain& toolchain, const std::string& hash) {
+  return {{"kernel_name", request.kernel_name},
+          {"artifact_hash", hash},
+          {"toolchain", toolchain.identity},
+          {"source_sha256", sha256_hex(request.source)},
+          {"meta", request.meta}};
+}
+
+int64_t milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+ArtifactCache::ArtifactCache(std::string root)
+    : root_(std::filesystem::absolute(root).lexically_normal().string()) {
+  if (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  ensure_private_directory(root_);
+}
+
+std::string ArtifactCache::default_root() {
+  const char* value = std::getenv("TILEFUSE_CACHE_DIR");
+  if (value == nullptr) return "/tmp/tilefuse_" + current_user_name();
+  if (*value == '\0') fail_user("TILEFUSE_CACHE_DIR is empty: it must name the kernel cache directory");
+  return value;
+}
+
+std::string ArtifactCache::artifact_hash(const ArtifactRequest& request, const Toolchain& toolchain) const {
+  // nlohmann::json keeps object keys sorted, so the dump is canonical.
+  const nlohmann::json inputs = {
+      {"source", request.source}, {"toolchain", toolchain.identity}, {"meta", request.meta}};
+  return sha256_hex(inputs.dump()).substr(0, kArtifactHashChars);
+}
+
+std::string ArtifactCache::entry_dir(const ArtifactRequest& request, const Toolchain& toolchain) const {
+  require_valid_kernel_name(request.kernel_name);
+  return root_ + "/" + request.kernel_name + "/" + artifact_hash(request, toolchain);
+}
+
+std::string ArtifactCache::get_or_build(const ArtifactRequest& request, const Toolchain& toolchain,
+                                        CacheCounters& counters) const {
+  const std::string dir = entry_dir(request, toolchain);
+  make_directory(root_ + "/" + request.kernel_name);
+  make_directory(dir);
+  // Held while checking and building: of concurrent builders one compiles, the rest then reuse.
+  FileLock lock(dir + "/compile.lock");
+  LibraryEntry entry(dir);
+  const nlohmann::json record = entry_record(request, toolchain, artifact_hash(request, toolchain));
+
+  EntryCheck check = entry.check(record);
+  if (check.state == EntryCheck::State::kValid) {
+    ++counters.cache_hits;
+    spdlog::debug("cache hit for {} ({})", request.kernel_name, dir);
+    return entry.library_path();
+  }
+  if (check.state == EntryCheck::State::kInvalid) {
+    ++counters.rebuilds;
+    spdlog::warn("rebuilding cache entry {}: {}", dir, check.problem);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ++counters.compiles;
+  entry.build(request.source, toolchain, record);
+  spdlog::info("compiled {} in {} ms", request.kernel_name, milliseconds_since(start));
+  return entry.library_path();
+}
+
+}  // namespace tilefuse::build

@@ -1,0 +1,277 @@
+#include "build/artifact_cache.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "build/hashing.h"
+#include "build_test_support.h"
+#include "ir/error.h"
+
+namespace tilefuse::build {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+ArtifactRequest request_returning(int value) {
+  return {"fused_answer", fmt::format("extern \"C\" int kernel_value() {{ return {}; }}\n", value),
+          {{"codegen_version", 1}}};
+}
+
+int call_kernel_value(const std::string& library) {
+  void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) throw std::runtime_error(::dlerror());
+  auto function = reinterpret_cast<int (*)()>(::dlsym(handle, "kernel_value"));
+  int value = function ? function() : -1;
+  ::dlclose(handle);
+  return value;
+}
+
+// Every test gets its own cache root and a compiler wrapper that logs each real compilation.
+class ArtifactCacheTest : public ::testing::Test {
+ protected:
+  Toolchain toolchain_with_delay(const std::string& delay) {
+    testing::ScopedEnv cxx("TILEFUSE_CXX", testing::write_counting_compiler(dir_, log_, delay));
+    return Toolchain::from_environment();
+  }
+  size_t compiler_runs() const { return fs::exists(log_) ? testing::count_lines(log_) : 0; }
+  std::string build(const ArtifactRequest& request) { return cache_.get_or_build(request, toolchain_, counters_); }
+
+  testing::TempDir dir_;
+  std::string log_ = dir_.file("compiler.log");
+  std::string root_ = dir_.file("cache");
+  Toolchain toolchain_ = toolchain_with_delay("0");
+  ArtifactCache cache_{root_};
+  CacheCounters counters_;
+};
+
+TEST_F(ArtifactCacheTest, FirstRunCompilesSecondRunReuses) {
+  const std::string first = build(request_returning(42));
+  EXPECT_EQ(counters_.compiles, 1);
+  EXPECT_EQ(counters_.cache_hits, 0);
+  const std::string second = build(request_returning(42));
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(counters_.compiles, 1);
+  EXPECT_EQ(counters_.cache_hits, 1);
+  EXPECT_EQ(compiler_runs(), 1u);
+  EXPECT_EQ(call_kernel_value(second), 42);
+}
+
+TEST_F(ArtifactCacheTest, EntryHasTheDocumentedLayoutAndMeta) {
+  const ArtifactRequest request = request_returning(7);
+  const std::string library = build(request);
+  const std::string dir = cache_.entry_dir(request, toolchain_);
+  EXPECT_EQ(library, dir + "/kernel.so");
+  EXPECT_EQ(fs::path(dir).parent_path(), fs::path(root_) / "fused_answer");
+  std::vector<std::string> files;
+  for (const auto& file : fs::directory_iterator(dir)) files.push_back(file.path().filename());
+  EXPECT_THAT(files, ::testing::UnorderedElementsAre("kernel.cpp", "kernel.so", "meta.json", "compile.lock"));
+  EXPECT_EQ(testing::read_text(dir + "/kernel.cpp"), request.source);
+
+  auto meta = nlohmann::json::parse(testing::read_text(dir + "/meta.json"));
+  EXPECT_EQ(meta["library_bytes"], fs::file_size(library));
+  EXPECT_EQ(meta["library_sha256"], sha256_file_hex(library));
+  EXPECT_EQ(meta["toolchain"], toolchain_.identity);
+  EXPECT_EQ(meta["source_sha256"], sha256_hex(request.source));
+  EXPECT_EQ(meta["meta"], request.meta);
+  EXPECT_EQ(meta["artifact_hash"], fs::path(dir).filename().string());
+}
+
+TEST_F(ArtifactCacheTest, HashCoversSourceToolchainAndMeta) {
+  const ArtifactRequest base = request_returning(1);
+  const std::string hash = cache_.artifact_hash(base, toolchain_);
+  EXPECT_EQ(cache_.artifact_hash(request_returning(1), toolchain_), hash);
+  EXPECT_NE(cache_.artifact_hash(request_returning(2), toolchain_), hash);
+  ArtifactRequest other_meta = base;
+  other_meta.meta["isa"] = "avx2";
+  EXPECT_NE(cache_.artifact_hash(other_meta, toolchain_), hash);
+  Toolchain other_compiler = toolchain_;
+  other_compiler.identity += " -O2";
+  EXPECT_NE(cache_.artifact_hash(base, other_compiler), hash);
+}
+
+TEST_F(ArtifactCacheTest, TruncatedLibraryIsRebuilt) {
+  const std::string library = build(request_returning(5));
+  ASSERT_EQ(::truncate(library.c_str(), static_cast<off_t>(fs::file_size(library) / 2)), 0);
+  build(request_returning(5));
+  EXPECT_EQ(counters_.rebuilds, 1);
+  EXPECT_EQ(counters_.compiles, 2);
+  EXPECT_EQ(call_kernel_value(library), 5);
+}
+
+TEST_F(ArtifactCacheTest, LibraryCorruptedInPlaceIsRebuilt) {
+  const std::string library = build(request_returning(6));
+  std::string bytes = testing::read_text(library);
+  bytes[bytes.size() / 2] ^= 0x5a;  // same size, different content
+  testing::write_text(library, bytes);
+  build(request_returning(6));
+  EXPECT_EQ(counters_.rebuilds, 1);
+  EXPECT_EQ(counters_.cache_hits, 0);
+  EXPECT_EQ(call_kernel_value(library), 6);
+}
+
+TEST_F(ArtifactCacheTest, GarbageMetaIsRebuilt) {
+  const ArtifactRequest request = request_returning(8);
+  build(request);
+  testing::write_text(cache_.entry_dir(request, toolchain_) + "/meta.json", "{ not json");
+  build(request);
+  EXPECT_EQ(counters_.rebuilds, 1);
+  EXPECT_EQ(counters_.compiles, 2);
+  EXPECT_NO_THROW(nlohmann::json::parse(testing::read_text(cache_.entry_dir(request, toolchain_) + "/meta.json")));
+}
+
+TEST_F(ArtifactCacheTest, MetaWithoutLibraryChecksumIsRebuilt) {
+  const ArtifactRequest request = request_returning(15);
+  build(request);
+  const std::string meta_path = cache_.entry_dir(request, toolchain_) + "/meta.json";
+  auto meta = nlohmann::json::parse(testing::read_text(meta_path));
+  meta.erase("library_sha256");
+  testing::write_text(meta_path, meta.dump());
+  build(request);
+  EXPECT_EQ(counters_.rebuilds, 1);
+  EXPECT_EQ(counters_.cache_hits, 0);
+}
+
+// A build killed after the rename of kernel.so but before meta.json: never trusted.
+TEST_F(ArtifactCacheTest, LibraryWithoutMetaIsRebuilt) {
+  const ArtifactRequest request = request_returning(9);
+  build(request);
+  fs::remove(cache_.entry_dir(request, toolchain_) + "/meta.json");
+  build(request);
+  EXPECT_EQ(counters_.rebuilds, 1);
+  EXPECT_EQ(counters_.cache_hits, 0);
+}
+
+TEST_F(ArtifactCacheTest, LeftoversOfAnInterruptedBuildAreRemoved) {
+  const ArtifactRequest request = request_returning(10);
+  const std::string dir = cache_.entry_dir(request, toolchain_);
+  fs::create_directories(dir);
+  testing::write_text(dir + "/kernel.so.tmp.99999.0", "half a library");
+  build(request);
+  EXPECT_FALSE(fs::exists(dir + "/kernel.so.tmp.99999.0"));
+  EXPECT_EQ(counters_.rebuilds, 0);  // nothing had been published yet
+}
+
+TEST_F(ArtifactCacheTest, CompileErrorPublishesNothing) {
+  ArtifactRequest broken = request_returning(11);
+  broken.source = "extern \"C\" int kernel_value() { return missing_symbol; }\n";
+  try {
+    build(broken);
+    FAIL() << "expected UserError";
+  } catch (const UserError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("missing_symbol"));
+  }
+  const std::string dir = cache_.entry_dir(broken, toolchain_);
+  EXPECT_FALSE(fs::exists(dir + "/kernel.so"));
+  EXPECT_FALSE(fs::exists(dir + "/meta.json"));
+}
+
+TEST_F(ArtifactCacheTest, NewRootIsPrivate) {
+  struct stat info {};
+  ASSERT_EQ(::stat(root_.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0700u);
+}
+
+TEST_F(ArtifactCacheTest, WorldWritableRootIsRefused) {
+  const std::string open_root = dir_.file("open");
+  fs::create_directory(open_root);
+  ::chmod(open_root.c_str(), 0777);
+  try {
+    ArtifactCache cache(open_root);
+    FAIL() << "expected UserError";
+  } catch (const UserError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("must not be writable by group or others"));
+    EXPECT_THAT(error.what(), HasSubstr(open_root));
+  }
+}
+
+// As root the test hands a directory to "nobody"; otherwise a root-owned one serves.
+TEST_F(ArtifactCacheTest, RootOwnedBySomeoneElseIsRefused) {
+  std::string foreign = "/usr/share";
+  if (::geteuid() == 0) {
+    foreign = dir_.file("foreign");
+    fs::create_directory(foreign);
+    ASSERT_EQ(::chown(foreign.c_str(), 65534, 65534), 0);
+  }
+  try {
+    ArtifactCache cache(foreign);
+    FAIL() << "expected UserError";
+  } catch (const UserError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("must be owned by the current user"));
+  }
+}
+
+TEST_F(ArtifactCacheTest, KernelNameCannotEscapeTheRoot) {
+  ArtifactRequest request = request_returning(12);
+  request.kernel_name = "../escape";
+  EXPECT_THROW(build(request), InternalError);
+}
+
+TEST_F(ArtifactCacheTest, ConcurrentThreadsCompileOnce) {
+  toolchain_ = toolchain_with_delay("1");
+  std::vector<std::jthread> threads;
+  for (int i = 0; i < 4; ++i) threads.emplace_back([&] { build(request_returning(13)); });
+  threads.clear();  // joins
+  EXPECT_EQ(counters_.compiles, 1);
+  EXPECT_EQ(counters_.cache_hits, 3);
+  EXPECT_EQ(compiler_runs(), 1u);
+}
+
+// Both children wait on a pipe until the parent closes it, so they start together; the wrapper's
+// one-second sleep keeps the first compilation open while the second arrives.
+TEST_F(ArtifactCacheTest, TwoProcessesBuildingTheSameEntryCompileOnce) {
+  const Toolchain slow = toolchain_with_delay("1");
+  const ArtifactRequest request = request_returning(14);
+  int gate[2];
+  ASSERT_EQ(::pipe(gate), 0);
+  std::vector<pid_t> children;
+  for (int i = 0; i < 2; ++i) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::close(gate[1]);
+      char ignored;
+      (void)!::read(gate[0], &ignored, 1);
+      try {
+        CacheCounters counters;
+        std::string library = ArtifactCache(root_).get_or_build(request, slow, counters);
+        ::_exit(call_kernel_value(library) == 14 ? 0 : 1);
+      } catch (...) {
+        ::_exit(2);
+      }
+    }
+    children.push_back(pid);
+  }
+  ::close(gate[0]);
+  ::close(gate[1]);
+  for (pid_t child : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  }
+  EXPECT_EQ(compiler_runs(), 1u);
+}
+
+TEST(ArtifactCacheRoot, DefaultRootFollowsEnvironment) {
+  {
+    testing::ScopedEnv dir("TILEFUSE_CACHE_DIR", "/somewhere/cache");
+    EXPECT_EQ(ArtifactCache::default_root(), "/somewhere/cache");
+  }
+  {
+    testing::ScopedEnv dir("TILEFUSE_CACHE_DIR", std::nullopt);
+    EXPECT_THAT(ArtifactCache::default_root(), ::testing::StartsWith("/tmp/tilefuse_"));
+  }
+  testing::ScopedEnv dir("TILEFUSE_CACHE_DIR", "");
+  EXPECT_THROW(ArtifactCache::default_root(), UserError);
+}
+
+}  // namespace
+}  // namespace tilefuse::build

@@ -1,0 +1,93 @@
+#include "build/toolchain.h"
+
+#include <dlfcn.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "build_test_support.h"
+#include "ir/error.h"
+
+namespace tilefuse::build {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string user_error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const UserError& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "expected a UserError";
+  return "";
+}
+
+TEST(Toolchain, DefaultsToCxxWithStrictMathFlags) {
+  testing::ScopedEnv cxx("TILEFUSE_CXX", std::nullopt);
+  Toolchain toolchain = Toolchain::from_environment();
+  EXPECT_EQ(toolchain.command, std::vector<std::string>{"c++"});
+  EXPECT_THAT(toolchain.flags, ::testing::IsSupersetOf({"-O3", "-march=native", "-fPIC", "-shared"}));
+  EXPECT_THAT(toolchain.flags, ::testing::Not(::testing::Contains("-ffast-math")));
+  EXPECT_THAT(toolchain.identity, HasSubstr("-march=native"));
+}
+
+TEST(Toolchain, CommandIsSplitIntoWordsWithoutAShell) {
+  testing::ScopedEnv cxx("TILEFUSE_CXX", "env  c++");
+  Toolchain toolchain = Toolchain::from_environment();
+  EXPECT_EQ(toolchain.command, (std::vector<std::string>{"env", "c++"}));
+}
+
+TEST(Toolchain, ShellSyntaxInTheVariableIsNeverExecuted) {
+  testing::TempDir dir;
+  const std::string marker = dir.file("injected");
+  testing::ScopedEnv cxx("TILEFUSE_CXX", "c++;touch " + marker);
+  std::string message = user_error_of([] { Toolchain::from_environment(); });
+  EXPECT_THAT(message, HasSubstr("TILEFUSE_CXX"));
+  EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
+TEST(Toolchain, UnrunnableCompilerIsUserErrorNamingVariableAndCommand) {
+  testing::ScopedEnv cxx("TILEFUSE_CXX", "/nonexistent/bin/g++");
+  std::string message = user_error_of([] { Toolchain::from_environment(); });
+  EXPECT_THAT(message, HasSubstr("TILEFUSE_CXX"));
+  EXPECT_THAT(message, HasSubstr("/nonexistent/bin/g++"));
+}
+
+TEST(Toolchain, CompilerThatFailsVersionIsUserError) {
+  testing::ScopedEnv cxx("TILEFUSE_CXX", "false");
+  EXPECT_THAT(user_error_of([] { Toolchain::from_environment(); }), HasSubstr("exit code 1"));
+}
+
+TEST(Toolchain, BlankVariableIsUserError) {
+  testing::ScopedEnv cxx("TILEFUSE_CXX", "  ");
+  EXPECT_THAT(user_error_of([] { Toolchain::from_environment(); }), HasSubstr("TILEFUSE_CXX is empty"));
+}
+
+TEST(Toolchain, CompiledLibraryLoadsAndRuns) {
+  testing::TempDir dir;
+  testing::write_text(dir.file("k.cpp"), "extern \"C\" int affine(int x) { return 3 * x + 4; }\n");
+  compile_shared_library(Toolchain::from_environment(), dir.file("k.cpp"), dir.file("k.so"));
+
+  void* handle = ::dlopen(dir.file("k.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << ::dlerror();
+  auto affine = reinterpret_cast<int (*)(int)>(::dlsym(handle, "affine"));
+  ASSERT_NE(affine, nullptr);
+  EXPECT_EQ(affine(5), 19);
+  ::dlclose(handle);
+}
+
+TEST(Toolchain, CompileErrorCarriesDiagnosticsAndCommand) {
+  testing::TempDir dir;
+  testing::write_text(dir.file("bad.cpp"), "int f() { return undeclared_thing; }\n");
+  Toolchain toolchain = Toolchain::from_environment();
+  std::string message =
+      user_error_of([&] { compile_shared_library(toolchain, dir.file("bad.cpp"), dir.file("bad.so")); });
+  EXPECT_THAT(message, HasSubstr("undeclared_thing"));  // the compiler's diagnostic
+  EXPECT_THAT(message, HasSubstr("-march=native"));     // the command line
+  EXPECT_THAT(message, HasSubstr("bad.cpp"));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("bad.so")));
+}
+
+}  // namespace
+}  // namespace tilefuse::build
