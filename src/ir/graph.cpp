@@ -132,19 +132,15 @@ Node* Graph::find_node(std::string_view name) const {
 }
 
 void Graph::replace_all_uses(Value* from, Value* to) {
+  if (from == to) return;
   for (Node* user : from->users) {
     for (Value*& in : user->inputs) {
       if (in == from) in = to;
     }
   }
-  // Each use moves once: `users` has one entry per use, so dedupe the nodes we just rewired.
-  for (Node* user : from->users) {
-    if (std::find(to->users.begin(), to->users.end(), user) == to->users.end()) {
-      for (Value* in : user->inputs) {
-        if (in == to) to->users.push_back(user);
-      }
-    }
-  }
+  // `users` has one entry per use, so every use of `from` becomes exactly one use of `to`
+  // (also for a node that already used `to`).
+  to->users.insert(to->users.end(), from->users.begin(), from->users.end());
   from->users.clear();
   for (Value*& out : outputs_) {
     if (out == from) out = to;
@@ -226,10 +222,14 @@ void Graph::infer_shapes() {
 
 Dim Graph::fresh_symbol(std::string_view prefix) {
   std::set<std::string> used;
+  auto note_symbols = [&](const Dim& d) {
+    auto s = d.symbols();
+    used.insert(s.begin(), s.end());
+  };
   for (const auto& v : values_) {
-    for (const Dim& d : v->shape) {
-      auto s = d.symbols();
-      used.insert(s.begin(), s.end());
+    for (const Dim& d : v->shape) note_symbols(d);
+    if (v->sym_value) {
+      for (const Dim& d : *v->sym_value) note_symbols(d);
     }
   }
   while (true) {

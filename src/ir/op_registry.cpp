@@ -47,8 +47,8 @@ std::vector<std::string> OpRegistry::names() const {
   return out;
 }
 
-void infer_node(Node& node, Graph& graph) {
-  const OpDef* def = OpRegistry::global().find(node.op);
+const OpDef& check_node(const Node& node, const OpRegistry& registry) {
+  const OpDef* def = registry.find(node.op);
   if (def == nullptr) fail_user("{}: op type '{}' is not supported", node.describe(), node.op);
   int n_in = static_cast<int>(node.inputs.size());
   if (n_in < def->min_inputs || n_in > def->max_inputs) {
@@ -79,7 +79,12 @@ void infer_node(Node& node, Graph& graph) {
                 node.input(0)->name, dtype_name(t), node.op);
     }
   }
-  if (def->infer) def->infer(node, graph);
+  return *def;
+}
+
+void infer_node(Node& node, Graph& graph) {
+  const OpDef& def = check_node(node);
+  if (def.infer) def.infer(node, graph);
 }
 
 }  // namespace tilefuse

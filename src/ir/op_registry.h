@@ -76,8 +76,12 @@ void register_shape_ops(OpRegistry& registry);
 void register_nn_ops(OpRegistry& registry);
 void register_matmul_ops(OpRegistry& registry);
 
-// Checks arity, attribute kinds and input dtype against the registry, then runs the op's
-// inference. Throws UserError naming the node.
+// Checks that the op is registered and the node's arity, attribute kinds and input dtype fit
+// its OpDef; returns the OpDef. Throws UserError naming the node. Shared by infer_node and the
+// verifier.
+const OpDef& check_node(const Node& node, const OpRegistry& registry = OpRegistry::global());
+
+// check_node, then the op's inference. Throws UserError naming the node.
 void infer_node(Node& node, Graph& graph);
 
 }  // namespace tilefuse

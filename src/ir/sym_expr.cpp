@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 #include "ir/error.h"
 
@@ -95,6 +96,13 @@ struct SymSimplifier {
         return out;
       }
       case Kind::Mul: {
+        // A negative coefficient prints as a sign ("-N", "-2*N"); after a sign every factor is
+        // an atom, so "-(N//2)" does not read back as "(-N)//2".
+        if (ops[0].is_const() && ops[0].value() < 0) {
+          std::string out = ops[0].value() == -1 ? "-" : "-" + ops[0].to_string().substr(1) + "*";
+          for (size_t i = 1; i < ops.size(); ++i) out += (i > 1 ? "*" : "") + wrap(ops[i], 3);
+          return out;
+        }
         std::string out = wrap(ops[0], 2);
         for (size_t i = 1; i < ops.size(); ++i) out += "*" + wrap(ops[i], 3);
         return out;
@@ -376,9 +384,13 @@ class SymParser {
     }
     char c = text_[pos_];
     if (std::isdigit(static_cast<unsigned char>(c))) {
+      size_t start = pos_;
+      while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
       int64_t v = 0;
-      while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-        v = v * 10 + (text_[pos_++] - '0');
+      auto [end, ec] = std::from_chars(text_.data() + start, text_.data() + pos_, v);
+      if (ec != std::errc()) {
+        pos_ = start;
+        error("integer out of the int64 range");
       }
       return SymExpr(v);
     }

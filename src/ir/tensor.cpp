@@ -34,6 +34,15 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(
   storage_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
 }
 
+Tensor Tensor::view(DType dtype, std::vector<int64_t> shape, void* data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numel_ = product(t.shape_);
+  t.storage_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(data), [](uint8_t*) {});
+  return t;
+}
+
 Tensor Tensor::scalar_i64(int64_t v) {
   Tensor t(DType::i64, {});
   t.data<int64_t>()[0] = v;

@@ -29,6 +29,9 @@ class Tensor {
     for (int64_t i = 0; i < t.numel(); ++i) t.set_f64_or_int(i, values[i]);
     return t;
   }
+  // A tensor over memory it does not own (the executor's arena, a caller's buffer): the memory
+  // must outlive every copy of the view.
+  static Tensor view(DType dtype, std::vector<int64_t> shape, void* data);
   static Tensor scalar_i64(int64_t v);
   static Tensor scalar_f32(float v);
 

@@ -1,0 +1,16 @@
+// Reads the text form written by print_graph (see printer.h for the format) back into a Graph:
+// parse_graph(print_graph(g)) prints exactly as g does. Hand-written text may leave out the
+// types of a node's outputs (`%y = Relu(%x)`): they are then inferred through the op registry.
+// Node names (`@name`) may be left out too; add_node then makes one up.
+#pragma once
+
+#include <string_view>
+
+#include "ir/graph.h"
+
+namespace tilefuse {
+
+// Throws UserError naming the line:column and what was expected there.
+Graph parse_graph(std::string_view text);
+
+}  // namespace tilefuse
