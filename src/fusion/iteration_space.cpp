@@ -14,12 +14,57 @@ Shape IterationSpace::reduced_shape() const {
   return r;
 }
 
+const std::set<std::string, std::less<>>& kernel_op_types() {
+  static const std::set<std::string, std::less<>> ops = {
+      "Add", "Sub", "Mul", "Div", "Pow", "Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Relu",
+      "LeakyRelu", "Elu", "Sigmoid", "HardSigmoid", "HardSwish", "Softplus", "Tanh", "Erf", "Gelu", "Clip", "Min",
+      "Max", "Where", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Cast",
+      "Identity", "Dropout", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "Transpose"};
+  return ops;
+}
+
+namespace {
+
+// Kernels compute in f32 (f16/bf16 converted at loads/stores) and keep bools as masks; integer
+// and f64 tensors stay with the host (reference) kernels.
+bool kernel_dtype(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::boolean; }
+
+}  // namespace
+
+bool is_view_op(const Node& node) {
+  static const std::set<std::string, std::less<>> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+  return views.count(node.op) != 0 && !node.outputs.empty() && node.input(0) != nullptr &&
+         node.input(0)->dtype == node.outputs[0]->dtype;
+}
+
+std::vector<Value*> data_inputs(const Node& node) {
+  bool shape_operand = is_view_op(node) || node.op.rfind("Reduce", 0) == 0;
+  std::vector<Value*> out;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (node.inputs[i] != nullptr && !(shape_operand && i > 0)) out.push_back(node.inputs[i]);
+  }
+  return out;
+}
+
 bool is_kernel_op(const Node& node) {
-  const OpDef* def = OpRegistry::global().find(node.op);
-  if (def == nullptr || def->has(kLibraryCall) || def->has(kShapeOp) || def->has(kComposite)) return false;
-  if (node.op == "Transpose") return true;
-  if (def->has(kDataMovement)) return false;
-  return def->has(kPointwise) || def->has(kReduction);
+  if (!kernel_op_types().count(node.op)) return false;
+  bool reduction = node.op.rfind("Reduce", 0) == 0;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const Value* v = node.inputs[i];
+    if (v == nullptr) continue;
+    // A reduction's axes operand is not data: it must be known when the kernel is generated.
+    if (reduction && i == 1) {
+      if (!v->constant) return false;
+      continue;
+    }
+    if (!kernel_dtype(v->dtype)) return false;
+  }
+  for (const Value* v : node.outputs) {
+    if (!kernel_dtype(v->dtype)) return false;
+  }
+  // Dropout's mask output is not computed by kernels.
+  if (node.op == "Dropout" && node.outputs.size() > 1 && !node.outputs[1]->users.empty()) return false;
+  return true;
 }
 
 namespace {

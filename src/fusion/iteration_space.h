@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,14 @@ struct IterationSpaceResult {
 // `nodes` in topological order. Values produced outside `nodes` are the kernel's loads.
 IterationSpaceResult derive_iteration_space(const std::vector<Node*>& nodes);
 
-// Whether the op can be part of a generated kernel at all (pointwise, reduction, transpose).
+// Whether the node can be part of a generated kernel at all: its op is in kernel_op_types()
+// (pointwise ops, reductions, transpose) and its tensors are f32/f16/bf16/bool.
 bool is_kernel_op(const Node& node);
+const std::set<std::string, std::less<>>& kernel_op_types();
+
+// The inputs a step reads at run time: all present inputs, except a reduction's axes and a
+// view's shape operand, which are compile-time facts (constants or already in the IR shapes).
+std::vector<Value*> data_inputs(const Node& node);
+bool is_view_op(const Node& node);
 
 }  // namespace tilefuse::fusion

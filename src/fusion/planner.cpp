@@ -12,16 +12,26 @@ namespace tilefuse::fusion {
 
 namespace {
 
-bool is_view_op(const Node& node) {
-  static const std::set<std::string, std::less<>> kViews = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
-  return kViews.count(node.op) != 0;
-}
-
 StepKind kind_of(const Node& node) {
+  if (is_view_op(node)) return StepKind::View;
   if (is_kernel_op(node)) return StepKind::Kernel;
   if (node.def().has(kLibraryCall)) return StepKind::LibraryCall;
-  if (is_view_op(node)) return StepKind::View;
   return StepKind::Host;
+}
+
+// Nodes whose results the graph outputs need at run time, following data inputs only: shape
+// computations that feed nothing but views' shape operands (PyTorch's Shape -> Gather ->
+// Concat -> Reshape) are dead once shapes are known symbolically.
+std::set<const Node*> needed_nodes(const Graph& graph) {
+  std::set<const Node*> needed;
+  std::vector<const Value*> stack(graph.outputs().begin(), graph.outputs().end());
+  while (!stack.empty()) {
+    const Value* v = stack.back();
+    stack.pop_back();
+    if (v->producer == nullptr || !needed.insert(v->producer).second) continue;
+    for (const Value* in : data_inputs(*v->producer)) stack.push_back(in);
+  }
+  return needed;
 }
 
 // Symbolic byte counts are compared at a representative size: every symbol taken as 128.
@@ -45,8 +55,13 @@ struct Candidate {
 class Planner {
  public:
   Planner(const Graph& graph, const passes::PatternRegistry& patterns, const PlannerOptions& options)
-      : graph_(graph), patterns_(patterns), options_(options), nodes_(graph.nodes()) {
+      : graph_(graph), patterns_(patterns), options_(options) {
+    std::set<const Node*> needed = needed_nodes(graph);
+    for (Node* n : graph.nodes()) {
+      if (needed.count(n)) nodes_.push_back(n);
+    }
     for (size_t i = 0; i < nodes_.size(); ++i) {
+      planned_.insert(nodes_[i]);
       order_[nodes_[i]] = i;
       if (kind_of(*nodes_[i]) == StepKind::Kernel) {
         group_of_[nodes_[i]] = static_cast<int>(groups_.size());
@@ -78,7 +93,7 @@ class Planner {
         for (const auto& edge : pattern.edges) {
           Node* p = match.nodes[pattern.index_of(edge.producer)];
           Node* c = match.nodes[pattern.index_of(edge.consumer)];
-          if (!group_of_.count(p) || !group_of_.count(c)) continue;
+          if (!group_of_.count(p) || !group_of_.count(c)) continue;  // not kernels, or not needed
           out.push_back({p, c, shared_bytes(p, c), pattern.priority, order_.at(c), &pattern.name});
         }
       }
@@ -145,8 +160,8 @@ class Planner {
     std::set<const Node*> in_group(members.begin(), members.end());
     std::vector<Value*> out;
     for (Node* n : members) {
-      for (Value* v : n->inputs) {
-        if (v == nullptr || (v->producer && in_group.count(v->producer))) continue;
+      for (Value* v : data_inputs(*n)) {
+        if (v->producer && in_group.count(v->producer)) continue;
         if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
       }
     }
@@ -161,6 +176,7 @@ class Planner {
     for (Node* n : groups_[from].nodes) {
       for (Value* out : n->outputs) {
         for (Node* u : out->users) {
+          if (!planned_.count(u)) continue;
           if (!group_is(u, from) && !group_is(u, to) && seen.insert(u).second) stack.push_back(u);
         }
       }
@@ -170,6 +186,7 @@ class Planner {
       stack.pop_back();
       for (Value* out : n->outputs) {
         for (Node* u : out->users) {
+          if (!planned_.count(u)) continue;
           if (group_is(u, to)) return true;
           if (seen.insert(u).second) stack.push_back(u);
         }
@@ -198,7 +215,7 @@ class Planner {
     for (Node* n : g.nodes) {
       for (Value* v : n->outputs) {
         bool outside = std::find(graph_outputs.begin(), graph_outputs.end(), v) != graph_outputs.end() ||
-                       std::any_of(v->users.begin(), v->users.end(), [&](Node* u) { return !in_group.count(u); });
+                       std::any_of(v->users.begin(), v->users.end(), [&](Node* u) { return planned_.count(u) && !in_group.count(u); });
         if (outside) k.outputs.push_back(v);
       }
     }
@@ -241,12 +258,11 @@ class Planner {
     }
     std::vector<std::set<int>> succ(step_nodes.size());
     std::vector<int> pending(step_nodes.size(), 0);
-    for (Node* n : nodes_) {
-      for (Value* out : n->outputs) {
-        for (Node* u : out->users) {
-          int s = step_of.at(n), t = step_of.at(u);
-          if (s != t && succ[s].insert(t).second) ++pending[t];
-        }
+    for (Node* u : nodes_) {
+      for (Value* in : data_inputs(*u)) {
+        if (in->producer == nullptr || !step_of.count(in->producer)) continue;
+        int s = step_of.at(in->producer), t = step_of.at(u);
+        if (s != t && succ[s].insert(t).second) ++pending[t];
       }
     }
     std::set<int> ready;
@@ -285,6 +301,7 @@ class Planner {
   const passes::PatternRegistry& patterns_;
   PlannerOptions options_;
   std::vector<Node*> nodes_;
+  std::set<const Node*> planned_;  // the needed nodes
   std::map<const Node*, size_t> order_;
   std::map<const Node*, int> group_of_;
   std::vector<Group> groups_;

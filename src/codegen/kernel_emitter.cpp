@@ -1,0 +1,512 @@
+#include "codegen/kernel_emitter.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "codegen/cpp_names.h"
+#include "codegen/loop_nest.h"
+#include "codegen/pointwise_expr.h"
+#include "ir/error.h"
+#include "ir/op_registry.h"
+
+namespace tilefuse::codegen {
+
+std::string KernelTiling::repr() const { return fmt::format("upb={};ct={}", units_per_block, column_tile); }
+
+namespace {
+
+using fusion::Level;
+
+bool is_mask(const Value* v) { return v->dtype == DType::boolean; }
+bool is_reduction(const Node& n) { return n.def().has(kReduction); }
+
+// Accumulator type and finishing step of each reduction op.
+std::string accumulator_type(const Node& n) {
+  if (n.op == "ReduceSum" || n.op == "ReduceMean") return "tf::SumAcc";
+  if (n.op == "ReduceMax") return "tf::MaxAcc";
+  if (n.op == "ReduceMin") return "tf::MinAcc";
+  if (n.op == "ReduceProd") return "tf::ProdAcc";
+  fail_internal("code generation: no accumulator for {}", n.describe());
+}
+
+// Text with indentation, so the generated code reads like hand-written code.
+class CodeWriter {
+ public:
+  void line(const std::string& text = "") {
+    if (!text.empty()) out_ += std::string(static_cast<size_t>(indent_) * 2, ' ') + text;
+    out_ += '\n';
+  }
+  void open(const std::string& text) {
+    line(text);
+    ++indent_;
+  }
+  void close(const std::string& text = "}") {
+    --indent_;
+    line(text);
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+  int indent_ = 0;
+};
+
+class KernelEmitter {
+ public:
+  KernelEmitter(const fusion::FusedKernel& kernel, const KernelTiling& tiling)
+      : k_(kernel), tiling_(tiling), nest_(build_loop_nest(kernel.space)) {
+    collect_buffers();
+    collect_symbols();
+    schedule_passes();
+  }
+
+  KernelSource emit() {
+    emit_header();
+    emit_abi_functions();
+    emit_run_blocks();
+    return {k_.name, w_.take(), buffers_, symbols_};
+  }
+
+ private:
+  // ---- analysis ----
+
+  void collect_buffers() {
+    for (Value* v : k_.inputs) add_buffer(v);
+    for (Value* v : k_.outputs) add_buffer(v);
+  }
+
+  void add_buffer(const Value* v) {
+    buffer_index_[v] = static_cast<int>(buffers_.size());
+    buffers_.push_back(v);
+  }
+
+  void collect_symbols() {
+    std::set<std::string> names;
+    auto add = [&](const Dim& d) {
+      auto s = d.symbols();
+      names.insert(s.begin(), s.end());
+    };
+    for (const auto& d : k_.space.domain) add(d);
+    for (const Value* v : buffers_) {
+      for (const auto& d : v->shape) add(d);
+    }
+    symbols_.assign(names.begin(), names.end());
+  }
+
+  Level level_of(const Value* v) const { return k_.space.access.at(v).level; }
+  bool internal(const Value* v) const {
+    return v->producer != nullptr && std::find(k_.nodes.begin(), k_.nodes.end(), v->producer) != k_.nodes.end();
+  }
+
+  // Passes over the inner axes: a full-size value can be computed in the first pass after every
+  // reduction it depends on has finished. Reductions finish at the end of their pass; row-level
+  // (reduced) values are ready after the pass that finishes their last reduction.
+  void schedule_passes() {
+    for (const Node* n : k_.nodes) {
+      int p = 0;
+      for (const Value* in : n->inputs) {
+        if (in == nullptr || !internal(in)) continue;
+        p = std::max(p, level_of(in) == Level::Full ? pass_of_.at(in) : ready_after_.at(in));
+      }
+      const Value* out = n->outputs[0];
+      if (is_reduction(*n)) {
+        reduction_pass_[n] = p;
+        ready_after_[out] = p + 1;
+        num_passes_ = std::max(num_passes_, p + 1);
+      } else if (level_of(out) == Level::Full) {
+        pass_of_[out] = p;
+        num_passes_ = std::max(num_passes_, p + 1);
+      } else {
+        ready_after_[out] = p;
+      }
+      for (size_t i = 1; i < n->outputs.size(); ++i) pass_of_[n->outputs[i]] = p;
+    }
+    // Full values consumed in a later pass than they are made in go through the scratch row.
+    for (const Node* n : k_.nodes) {
+      int use_pass = is_reduction(*n) ? reduction_pass_.at(n) : pass_of_.count(n->outputs[0]) ? pass_of_.at(n->outputs[0]) : -1;
+      for (const Value* in : n->inputs) {
+        if (in == nullptr || !internal(in) || level_of(in) != Level::Full) continue;
+        if (use_pass > pass_of_.at(in) && !scratch_slot_.count(in)) {
+          int slot = static_cast<int>(scratch_slot_.size());
+          scratch_slot_[in] = slot;
+        }
+      }
+    }
+  }
+
+  bool is_output(const Value* v) const { return std::find(k_.outputs.begin(), k_.outputs.end(), v) != k_.outputs.end(); }
+
+  std::string var(const Value* v) {
+    auto it = var_names_.find(v);
+    if (it != var_names_.end()) return it->second;
+    std::string name = fmt::format("v{}", var_names_.size());
+    var_names_[v] = name;
+    return name;
+  }
+
+  std::string buf(const Value* v) const { return fmt::format("b{}", buffer_index_.at(v)); }
+  std::string row(const Value* v) const { return buf(v) + "_row"; }
+
+  // ---- emission ----
+
+  void emit_header() {
+    w_.line("// Generated by tilefuse: " + k_.name);
+    std::string ops;
+    for (const Node* n : k_.nodes) ops += fmt::format(" {}({})", n->op, n->name);
+    w_.line("// ops:" + ops);
+    std::string domain = "// domain " + shape_to_string(k_.space.domain);
+    if (!k_.space.reduced_axes.empty()) {
+      domain += ", reduced axes";
+      for (int64_t a : k_.space.reduced_axes) domain += fmt::format(" {}", a);
+    }
+    w_.line(domain + fmt::format("; loop: {} outer x {} inner, {} pass(es)", nest_.outer_count().to_string(),
+                                 nest_.inner_count().to_string(), num_passes_));
+    for (const Value* v : buffers_) {
+      w_.line(fmt::format("// buffers[{}] {} {} {}", buffer_index_.at(v), is_output(v) ? "out" : "in ", v->name,
+                          v->type_string()));
+    }
+    if (!symbols_.empty()) {
+      std::string syms;
+      for (size_t i = 0; i < symbols_.size(); ++i) syms += fmt::format(" [{}]={}", i, symbols_[i]);
+      w_.line("// symbols:" + syms);
+    }
+    w_.line("// tiling: " + tiling_.repr());
+    w_.line("#include \"tilefuse_kernel.h\"");
+    w_.line();
+    w_.open("namespace {");
+    w_.line("// Tiling parameters: the only numbers the tuner changes between candidates.");
+    w_.line(fmt::format("constexpr int64_t kUnitsPerBlock = {};", tiling_.units_per_block));
+    w_.line(fmt::format("constexpr int64_t kColumnTile = {};  // 0: whole rows", column_tile()));
+    w_.close("}  // namespace");
+    w_.line();
+  }
+
+  int64_t column_tile() const { return nest_.reduces ? 0 : tiling_.column_tile; }
+
+  void bind_symbols() {
+    if (symbols_.empty()) {
+      w_.line("(void)symbols;");
+      return;
+    }
+    for (size_t i = 0; i < symbols_.size(); ++i) {
+      w_.line(fmt::format("const int64_t {} = symbols[{}];", symbol_variable(symbols_[i]), i));
+    }
+  }
+
+  const LoopAxis& column_axis() const { return nest_.inner.back(); }
+
+  void emit_counts() {
+    w_.line("const int64_t outer = " + cpp_int_expr(nest_.outer_count()) + ";");
+    if (column_tile() > 0) {
+      w_.line("const int64_t columns = " + cpp_int_expr(column_axis().extent) + ";");
+      w_.line("const int64_t column_tiles = tf::ceil_div(columns, kColumnTile);");
+    } else {
+      w_.line("const int64_t column_tiles = 1;");
+    }
+    w_.line("const int64_t units = outer * column_tiles;");
+  }
+
+  void emit_abi_functions() {
+    w_.line("TF_EXPORT int tf_abi_version() { return TILEFUSE_KERNEL_ABI_VERSION; }");
+    w_.line();
+    w_.open("TF_EXPORT int64_t tf_num_blocks(const int64_t* symbols) {");
+    bind_symbols();
+    emit_counts();
+    w_.line("return tf::ceil_div(units, kUnitsPerBlock);");
+    w_.close();
+    w_.line();
+    w_.open("TF_EXPORT size_t tf_scratch_bytes(const int64_t* symbols) {");
+    if (scratch_slot_.empty()) {
+      w_.line("(void)symbols;");
+      w_.line("return 0;");
+    } else {
+      bind_symbols();
+      w_.line(fmt::format("return size_t({}) * {} * sizeof(float);", scratch_row_elements(), scratch_slot_.size()));
+    }
+    w_.close();
+    w_.line();
+  }
+
+  // One scratch row per value, padded to whole cache lines.
+  std::string scratch_row_elements() const { return "(" + cpp_int_expr(nest_.inner_count()) + " + 15) / 16 * 16"; }
+
+  void emit_run_blocks() {
+    w_.open(
+        "TF_EXPORT void tf_run_blocks(void* const* buffers, const int64_t* symbols, int64_t first_block, int64_t "
+        "end_block, void* scratch) {");
+    bind_symbols();
+    for (const Value* v : buffers_) {
+      std::string type = cpp_storage_type(v->dtype);
+      std::string cv = is_output(v) ? "" : "const ";
+      w_.line(fmt::format("{0}{1}* __restrict {2} = static_cast<{0}{1}*>(buffers[{3}]);  // {4}", cv, type, buf(v),
+                          buffer_index_.at(v), v->name));
+    }
+    if (scratch_slot_.empty()) {
+      w_.line("(void)scratch;");
+    } else {
+      w_.line("const int64_t scratch_row = " + scratch_row_elements() + ";");
+      for (const auto& [v, slot] : scratch_slot_) {
+        w_.line(fmt::format("float* __restrict s{} = static_cast<float*>(scratch) + {} * scratch_row;  // {}", slot, slot,
+                            v->name));
+      }
+    }
+    emit_counts();
+    w_.line("const int64_t unit_end = std::min(units, end_block * kUnitsPerBlock);");
+    w_.open("for (int64_t unit = first_block * kUnitsPerBlock; unit < unit_end; ++unit) {");
+    emit_unit_setup();
+    emit_passes();
+    w_.close();
+    w_.close();
+  }
+
+  // Outer coordinates of the unit, each buffer's row pointer, and the unit's column range.
+  void emit_unit_setup() {
+    w_.line("int64_t rest = unit / column_tiles;");
+    std::vector<std::string> coords(nest_.outer.size());
+    for (size_t a = nest_.outer.size(); a-- > 0;) {
+      coords[a] = fmt::format("o{}", a);
+      if (a == 0) {
+        w_.line(fmt::format("const int64_t o0 = rest;"));
+      } else {
+        std::string extent = cpp_int_expr(nest_.outer[a].extent);
+        w_.line(fmt::format("const int64_t o{} = rest % {};", a, extent));
+        w_.line(fmt::format("rest /= {};", extent));
+      }
+    }
+    if (nest_.outer.empty()) w_.line("(void)rest;");
+    for (const Value* v : buffers_) {
+      std::string offset;
+      for (size_t a = 0; a < nest_.outer.size(); ++a) {
+        const Dim& s = nest_.outer[a].strides.at(v);
+        if (s == Dim(0)) continue;
+        offset += (offset.empty() ? "" : " + ") + coords[a] + (s == Dim(1) ? "" : " * " + cpp_int_expr(s));
+      }
+      std::string cv = is_output(v) ? "" : "const ";
+      w_.line(fmt::format("{}{}* {} = {}{};", cv, cpp_storage_type(v->dtype), row(v), buf(v),
+                          offset.empty() ? "" : " + (" + offset + ")"));
+    }
+    if (column_tile() > 0) {
+      w_.line("const int64_t c_begin = (unit % column_tiles) * kColumnTile;");
+      w_.line("const int64_t c_end = std::min(columns, c_begin + kColumnTile);");
+    } else {
+      w_.line("const int64_t c_begin = 0;");
+      w_.line("const int64_t c_end = " + cpp_int_expr(column_axis().extent) + ";");
+    }
+  }
+
+  void emit_passes() {
+    for (int p = 0; p < num_passes_; ++p) {
+      emit_row_level(p);
+      emit_pass(p);
+    }
+    emit_row_level(num_passes_);
+  }
+
+  // Row-level work that becomes possible before pass p: reduction results, row-level loads,
+  // row-level pointwise ops and their stores.
+  void emit_row_level(int p) {
+    for (const Node* n : k_.nodes) {
+      if (is_reduction(*n) && reduction_pass_.at(n) + 1 == p) emit_reduction_result(*n);
+      const Value* out = n->outputs[0];
+      if (!is_reduction(*n) && level_of(out) == Level::Reduced && ready_after_.at(out) == p) emit_row_node(*n);
+    }
+  }
+
+  std::string row_operand(const Value* in) {
+    if (internal(in)) return var(in);
+    if (!row_loaded_.insert(in).second) return var(in);
+    std::string load = is_mask(in) ? fmt::format("*{}", row(in)) : fmt::format("tf::to_f32(*{})", row(in));
+    w_.line(fmt::format("const auto {} = {};  // {}", var(in), load, in->name));
+    return var(in);
+  }
+
+  void emit_row_node(const Node& n) {
+    std::vector<std::string> operands;
+    for (const Value* in : n.inputs) operands.push_back(in == nullptr ? "" : row_operand(in));
+    const Value* out = n.outputs[0];
+    w_.line(fmt::format("const auto {} = {};  // {} {}", var(out), pointwise_expr(n, operands, "float"), n.op, n.name));
+    if (is_output(out)) w_.line(fmt::format("tf::store({}, {});", row(out), var(out)));
+  }
+
+  void emit_reduction_result(const Node& n) {
+    const Value* out = n.outputs[0];
+    std::string result = fmt::format("acc{}.result()", var(out));
+    if (n.op == "ReduceMean") result = fmt::format("{} / float({})", result, cpp_int_expr(nest_.inner_count()));
+    w_.line(fmt::format("const float {} = {};  // {} {}", var(out), result, n.op, n.name));
+    if (is_output(out)) w_.line(fmt::format("tf::store({}, {});", row(out), var(out)));
+  }
+
+  // The inner loop nest of one pass: plain loops over all inner axes but the last, which is
+  // walked with tf::for_lanes (SIMD main part, scalar tail).
+  void emit_pass(int p) {
+    w_.line(fmt::format("// pass {}", p));
+    for (const Node* n : k_.nodes) {
+      if (!in_pass(*n, p)) continue;
+      if (is_reduction(*n)) w_.line(fmt::format("{} acc{};", accumulator_type(*n), var(n->outputs[0])));
+      // Row-level inputs the pass broadcasts are loaded once per unit, before the loop.
+      for (const Value* in : n->inputs) {
+        if (in != nullptr && !internal(in) && level_of(in) == Level::Reduced) row_operand(in);
+      }
+    }
+    w_.open("{");
+    size_t depth = nest_.inner.size() - 1;
+    for (size_t a = 0; a < depth; ++a) {
+      w_.open(fmt::format("for (int64_t j{0} = 0; j{0} < {1}; ++j{0}) {{", a, cpp_int_expr(nest_.inner[a].extent)));
+    }
+    w_.open("tf::for_lanes(c_end - c_begin, [&](auto lane_tag, int64_t lane) {");
+    w_.line("using V = decltype(lane_tag);");
+    w_.line("const int64_t i = c_begin + lane;");
+    loaded_.clear();
+    emit_pass_body(p);
+    w_.close("});");
+    for (size_t a = 0; a < depth; ++a) w_.close();
+    w_.close();
+  }
+
+  // Element offset of `v` at the current inner position (j0.., i).
+  std::string inner_offset(const Value* v, bool include_last) const {
+    std::string offset;
+    size_t n = nest_.inner.size() - (include_last ? 0 : 1);
+    for (size_t a = 0; a < n; ++a) {
+      const Dim& s = nest_.inner[a].strides.at(v);
+      if (s == Dim(0)) continue;
+      std::string idx = a + 1 == nest_.inner.size() ? "i" : fmt::format("j{}", a);
+      offset += (offset.empty() ? "" : " + ") + idx + (s == Dim(1) ? "" : " * " + cpp_int_expr(s));
+    }
+    return offset.empty() ? "0" : offset;
+  }
+
+  std::string scratch_index() const {
+    std::string idx;
+    for (size_t a = 0; a + 1 < nest_.inner.size(); ++a) {
+      idx = idx.empty() ? fmt::format("j{}", a) : fmt::format("({}) * {} + j{}", idx, cpp_int_expr(nest_.inner[a].extent), a);
+    }
+    return idx.empty() ? "i" : fmt::format("({}) * {} + i", idx, cpp_int_expr(nest_.inner.back().extent));
+  }
+
+  // Loads an external full-level input (once per pass body).
+  std::string full_operand(const Value* in, int p) {
+    if (internal(in)) {
+      if (level_of(in) == Level::Reduced) return (is_mask(in) ? "tf::mask_bcast<V>(" : "V(") + var(in) + ")";
+      if (pass_of_.at(in) == p) return var(in);
+      return reload_from_scratch(in);
+    }
+    if (level_of(in) == Level::Reduced) return (is_mask(in) ? "tf::mask_bcast<V>(" : "V(") + row_operand_in_body(in) + ")";
+    if (!loaded_.insert(in).second) return var(in);
+    const Dim& last = nest_.inner.back().strides.at(in);
+    std::string base = row(in) + " + (" + inner_offset(in, false) + ")";
+    std::string load;
+    if (is_mask(in)) {
+      load = last == Dim(0) ? fmt::format("tf::load_mask_bcast<V>({})", base)
+                            : last == Dim(1) ? fmt::format("tf::load_mask<V>({} + i)", base)
+                                             : fmt::format("tf::load_mask_strided<V>({} + i * {}, {})", base,
+                                                           cpp_int_expr(last), cpp_int_expr(last));
+    } else {
+      load = last == Dim(0) ? fmt::format("tf::load_bcast<V>({})", base)
+                            : last == Dim(1) ? fmt::format("tf::load<V>({} + i)", base)
+                                             : fmt::format("tf::load_strided<V>({} + i * {}, {})", base,
+                                                           cpp_int_expr(last), cpp_int_expr(last));
+    }
+    w_.line(fmt::format("const auto {} = {};  // {}", var(in), load, in->name));
+    return var(in);
+  }
+
+  // A row-level external value used inside a pass body: loaded at row scope before the pass.
+  std::string row_operand_in_body(const Value* in) {
+    if (!row_loaded_.count(in)) fail_internal("code generation: row value '{}' used before it was loaded", in->name);
+    return var(in);
+  }
+
+  std::string reload_from_scratch(const Value* in) {
+    std::string name = var(in) + "_r";
+    if (loaded_.insert(in).second) {
+      std::string load = fmt::format("tf::load<V>(s{} + {})", scratch_slot_.at(in), scratch_index());
+      if (is_mask(in)) load = "(" + load + " != V(0.0f))";
+      w_.line(fmt::format("const auto {} = {};  // {} from scratch", name, load, in->name));
+    }
+    return name;
+  }
+
+  bool in_pass(const Node& n, int p) const {
+    if (is_reduction(n)) return reduction_pass_.at(&n) == p;
+    auto it = pass_of_.find(n.outputs[0]);
+    return it != pass_of_.end() && it->second == p;
+  }
+
+  void emit_pass_body(int p) {
+    for (const Node* n : k_.nodes) {
+      if (!in_pass(*n, p)) continue;
+      std::vector<std::string> operands;
+      for (const Value* in : n->inputs) operands.push_back(in == nullptr ? "" : full_operand(in, p));
+      if (is_reduction(*n)) {
+        w_.line(fmt::format("acc{}.add({});", var(n->outputs[0]), operands[0]));
+        continue;
+      }
+      const Value* out = n->outputs[0];
+      std::string expr = n->op == "Transpose" ? operands[0] : pointwise_expr(*n, operands, "V");
+      w_.line(fmt::format("const auto {} = {};  // {} {}", var(out), expr, n->op, n->name));
+      if (scratch_slot_.count(out)) {
+        std::string value = is_mask(out) ? fmt::format("tf::select({}, V(1.0f), V(0.0f))", var(out)) : var(out);
+        w_.line(fmt::format("tf::store(s{} + {}, {});", scratch_slot_.at(out), scratch_index(), value));
+      }
+      if (is_output(out)) emit_store(out);
+    }
+  }
+
+  void emit_store(const Value* out) {
+    const Dim& last = nest_.inner.back().strides.at(out);
+    std::string base = row(out) + " + (" + inner_offset(out, false) + ")";
+    if (last == Dim(1)) {
+      w_.line(fmt::format("tf::store({} + i, {});", base, var(out)));
+    } else {
+      w_.line(fmt::format("tf::store_strided({} + i * {}, {}, {});", base, cpp_int_expr(last), cpp_int_expr(last), var(out)));
+    }
+  }
+
+  const fusion::FusedKernel& k_;
+  KernelTiling tiling_;
+  LoopNest nest_;
+  CodeWriter w_;
+  std::vector<const Value*> buffers_;
+  std::map<const Value*, int> buffer_index_;
+  std::vector<std::string> symbols_;
+  std::map<const Value*, std::string> var_names_;
+  std::map<const Value*, int> pass_of_;        // full-level values: the pass computing them
+  std::map<const Value*, int> ready_after_;    // row-level values: the pass after which they exist
+  std::map<const Node*, int> reduction_pass_;  // the pass a reduction accumulates in
+  std::map<const Value*, int> scratch_slot_;
+  std::set<const Value*> loaded_;              // loaded in the current pass body
+  std::set<const Value*> row_loaded_;          // loaded at row scope in the current unit
+  int num_passes_ = 0;
+};
+
+}  // namespace
+
+KernelSource emit_kernel(const fusion::FusedKernel& kernel, const KernelTiling& tiling) {
+  return KernelEmitter(kernel, tiling).emit();
+}
+
+KernelTiling default_tiling(const fusion::FusedKernel& kernel, int threads) {
+  LoopNest nest = build_loop_nest(kernel.space);
+  SymbolBindings hint;
+  for (const auto& d : kernel.space.domain) {
+    for (const auto& s : d.symbols()) hint[s] = 128;
+  }
+  int64_t outer = nest.outer_count().substitute(hint).evaluate(hint);
+  int64_t inner = nest.inner_count().substitute(hint).evaluate(hint);
+  KernelTiling t;
+  if (!nest.reduces) {
+    // ~32 KiB of f32 per tile and tensor: the tile's loads and stores stay in L1/L2.
+    t.column_tile = std::min<int64_t>(std::max<int64_t>(inner, 16), 8192);
+    t.column_tile = (t.column_tile + 15) / 16 * 16;
+  }
+  int64_t tiles = inner > 0 && t.column_tile > 0 ? (inner + t.column_tile - 1) / t.column_tile : 1;
+  int64_t units = std::max<int64_t>(outer * tiles, 1);
+  // A few blocks per worker balance uneven progress without making blocks tiny.
+  int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(units, int64_t{threads} * 4));
+  t.units_per_block = (units + blocks - 1) / blocks;
+  return t;
+}
+
+}  // namespace tilefuse::codegen

@@ -1,0 +1,76 @@
+#include "codegen/loop_nest.h"
+
+#include <algorithm>
+
+namespace tilefuse::codegen {
+
+Dim LoopNest::outer_count() const {
+  Dim n = 1;
+  for (const auto& a : outer) n = n * a.extent;
+  return n;
+}
+
+Dim LoopNest::inner_count() const {
+  Dim n = 1;
+  for (const auto& a : inner) n = n * a.extent;
+  return n;
+}
+
+namespace {
+
+// `a` then `b` (b inner) can become one axis if every tensor steps over b's whole extent exactly
+// when it steps once along a.
+bool mergeable(const LoopAxis& a, const LoopAxis& b) {
+  for (const auto& [value, stride_a] : a.strides) {
+    if (!(stride_a == b.strides.at(value) * b.extent)) return false;
+  }
+  return true;
+}
+
+void merge_into(LoopAxis& a, const LoopAxis& b) {
+  a.extent = a.extent * b.extent;
+  a.strides = b.strides;  // the merged axis steps like its inner part
+}
+
+std::vector<LoopAxis> merged(std::vector<LoopAxis> axes) {
+  std::vector<LoopAxis> out;
+  for (auto& axis : axes) {
+    if (axis.extent == Dim(1)) continue;  // size-1 axes contribute nothing to any offset
+    if (!out.empty() && mergeable(out.back(), axis)) {
+      merge_into(out.back(), axis);
+    } else {
+      out.push_back(std::move(axis));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+LoopNest build_loop_nest(const fusion::IterationSpace& space) {
+  std::vector<LoopAxis> outer, inner;
+  for (size_t a = 0; a < space.domain.size(); ++a) {
+    LoopAxis axis{space.domain[a], {}};
+    for (const auto& [value, access] : space.access) axis.strides[value] = access.strides[a];
+    bool reduced = std::binary_search(space.reduced_axes.begin(), space.reduced_axes.end(), static_cast<int64_t>(a));
+    (reduced ? inner : outer).push_back(std::move(axis));
+  }
+  LoopNest nest;
+  nest.reduces = !space.reduced_axes.empty();
+  nest.outer = merged(std::move(outer));
+  nest.inner = merged(std::move(inner));
+  if (!nest.reduces && !nest.outer.empty()) {
+    // Elementwise: the innermost axis is walked (and vectorised) in column tiles.
+    nest.inner.push_back(nest.outer.back());
+    nest.outer.pop_back();
+  }
+  if (nest.inner.empty()) {
+    // A domain of all-1 axes (a scalar): one element, one iteration.
+    LoopAxis unit{Dim(1), {}};
+    for (const auto& [value, access] : space.access) unit.strides[value] = Dim(0);
+    nest.inner.push_back(std::move(unit));
+  }
+  return nest;
+}
+
+}  // namespace tilefuse::codegen

@@ -1,0 +1,150 @@
+#include "codegen/pointwise_expr.h"
+
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "codegen/cpp_names.h"
+#include "ir/error.h"
+
+namespace tilefuse::codegen {
+
+namespace {
+
+struct ExprContext {
+  const Node& node;
+  const std::vector<std::string>& x;  // operand expressions
+  const std::string& V;
+
+  std::string lit(double v) const { return V + "(" + cpp_float_literal(v) + ")"; }
+  std::string call(const std::string& fn, const std::string& a) const { return "tf::" + fn + "(" + a + ")"; }
+  std::string binary(const std::string& op) const { return "(" + x[0] + " " + op + " " + x[1] + ")"; }
+  bool has(size_t i) const { return i < x.size() && !x[i].empty(); }
+};
+
+// Pow with a constant scalar exponent gets exact, cheap forms for the common cases (x^2 in a
+// decomposed LayerNorm); everything else goes through tf::pow.
+std::string pow_expr(const ExprContext& c) {
+  const Value* e = c.node.input(1);
+  if (e->constant && e->constant->numel() == 1) {
+    double p = e->constant->get_f64(0);
+    if (p == 1.0) return c.x[0];
+    if (p == 2.0) return "(" + c.x[0] + " * " + c.x[0] + ")";
+    if (p == 3.0) return "(" + c.x[0] + " * " + c.x[0] + " * " + c.x[0] + ")";
+    if (p == 0.5) return c.call("sqrt", c.x[0]);
+  }
+  return "tf::pow(" + c.x[0] + ", " + c.x[1] + ")";
+}
+
+std::string gelu_expr(const ExprContext& c) {
+  const std::string& a = c.x[0];
+  if (c.node.attr_string("approximate", "none") == "tanh") {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    return fmt::format("({h} * {a} * ({one} + tf::tanh({k} * ({a} + {c} * {a} * {a} * {a}))))", fmt::arg("a", a),
+                       fmt::arg("h", c.lit(0.5)), fmt::arg("one", c.lit(1.0)), fmt::arg("k", c.lit(std::sqrt(2.0 / M_PI))),
+                       fmt::arg("c", c.lit(0.044715)));
+  }
+  return fmt::format("({} * {} * ({} + tf::erf({} * {})))", c.lit(0.5), a, c.lit(1.0), a, c.lit(M_SQRT1_2));
+}
+
+std::string clip_expr(const ExprContext& c) {
+  std::string out = c.x[0];
+  if (c.has(1)) out = "tf::max(" + out + ", " + c.x[1] + ")";
+  if (c.has(2)) out = "tf::min(" + out + ", " + c.x[2] + ")";
+  return out;
+}
+
+std::string fold_expr(const ExprContext& c, const std::string& fn) {
+  std::string out = c.x[0];
+  for (size_t i = 1; i < c.x.size(); ++i) out = "tf::" + fn + "(" + out + ", " + c.x[i] + ")";
+  return out;
+}
+
+std::string cast_expr(const ExprContext& c) {
+  DType from = c.node.input(0)->dtype;
+  DType to = c.node.outputs[0]->dtype;
+  if (from == to) return c.x[0];
+  if (to == DType::boolean) return "(" + c.x[0] + " != " + c.lit(0.0) + ")";
+  if (from == DType::boolean) return "tf::select(" + c.x[0] + ", " + c.lit(1.0) + ", " + c.lit(0.0) + ")";
+  if (to == DType::f16) return "tf::round_to<tf::f16>(" + c.x[0] + ")";
+  if (to == DType::bf16) return "tf::round_to<tf::bf16>(" + c.x[0] + ")";
+  return c.x[0];  // to f32 from f16/bf16: already exact in f32
+}
+
+using ExprFn = std::function<std::string(const ExprContext&)>;
+
+const std::map<std::string, ExprFn, std::less<>>& expr_table() {
+  static const std::map<std::string, ExprFn, std::less<>> table = {
+      {"Add", [](const ExprContext& c) { return c.binary("+"); }},
+      {"Sub", [](const ExprContext& c) { return c.binary("-"); }},
+      {"Mul", [](const ExprContext& c) { return c.binary("*"); }},
+      {"Div", [](const ExprContext& c) { return c.binary("/"); }},
+      {"Pow", pow_expr},
+      {"Neg", [](const ExprContext& c) { return "(-" + c.x[0] + ")"; }},
+      {"Abs", [](const ExprContext& c) { return c.call("abs", c.x[0]); }},
+      {"Exp", [](const ExprContext& c) { return c.call("exp", c.x[0]); }},
+      {"Log", [](const ExprContext& c) { return c.call("log", c.x[0]); }},
+      {"Sqrt", [](const ExprContext& c) { return c.call("sqrt", c.x[0]); }},
+      {"Reciprocal", [](const ExprContext& c) { return "(" + c.lit(1.0) + " / " + c.x[0] + ")"; }},
+      {"Floor", [](const ExprContext& c) { return c.call("floor", c.x[0]); }},
+      {"Ceil", [](const ExprContext& c) { return c.call("ceil", c.x[0]); }},
+      {"Relu", [](const ExprContext& c) { return "tf::max(" + c.x[0] + ", " + c.lit(0.0) + ")"; }},
+      {"LeakyRelu",
+       [](const ExprContext& c) {
+         return fmt::format("tf::select({a} < {z}, {al} * {a}, {a})", fmt::arg("a", c.x[0]), fmt::arg("z", c.lit(0.0)),
+                            fmt::arg("al", c.lit(c.node.attr_float("alpha", 0.01))));
+       }},
+      {"Elu",
+       [](const ExprContext& c) {
+         return fmt::format("tf::select({a} < {z}, {al} * (tf::exp({a}) - {one}), {a})", fmt::arg("a", c.x[0]),
+                            fmt::arg("z", c.lit(0.0)), fmt::arg("one", c.lit(1.0)),
+                            fmt::arg("al", c.lit(c.node.attr_float("alpha", 1.0))));
+       }},
+      {"Sigmoid", [](const ExprContext& c) { return c.call("sigmoid", c.x[0]); }},
+      {"HardSigmoid",
+       [](const ExprContext& c) {
+         return fmt::format("tf::max({z}, tf::min({one}, {al} * {a} + {be}))", fmt::arg("a", c.x[0]),
+                            fmt::arg("z", c.lit(0.0)), fmt::arg("one", c.lit(1.0)),
+                            fmt::arg("al", c.lit(c.node.attr_float("alpha", 0.2))),
+                            fmt::arg("be", c.lit(c.node.attr_float("beta", 0.5))));
+       }},
+      {"HardSwish",
+       [](const ExprContext& c) {
+         return fmt::format("({a} * tf::max({z}, tf::min({one}, {a} * {s} + {h})))", fmt::arg("a", c.x[0]),
+                            fmt::arg("z", c.lit(0.0)), fmt::arg("one", c.lit(1.0)), fmt::arg("s", c.lit(1.0 / 6.0)),
+                            fmt::arg("h", c.lit(0.5)));
+       }},
+      {"Softplus", [](const ExprContext& c) { return "tf::log(tf::exp(" + c.x[0] + ") + " + c.lit(1.0) + ")"; }},
+      {"Tanh", [](const ExprContext& c) { return c.call("tanh", c.x[0]); }},
+      {"Erf", [](const ExprContext& c) { return c.call("erf", c.x[0]); }},
+      {"Gelu", gelu_expr},
+      {"Clip", clip_expr},
+      {"Min", [](const ExprContext& c) { return fold_expr(c, "min"); }},
+      {"Max", [](const ExprContext& c) { return fold_expr(c, "max"); }},
+      {"Where", [](const ExprContext& c) { return "tf::select(" + c.x[0] + ", " + c.x[1] + ", " + c.x[2] + ")"; }},
+      {"Equal", [](const ExprContext& c) { return c.binary("=="); }},
+      {"Less", [](const ExprContext& c) { return c.binary("<"); }},
+      {"Greater", [](const ExprContext& c) { return c.binary(">"); }},
+      {"LessOrEqual", [](const ExprContext& c) { return c.binary("<="); }},
+      {"GreaterOrEqual", [](const ExprContext& c) { return c.binary(">="); }},
+      {"Not", [](const ExprContext& c) { return c.call("logical_not", c.x[0]); }},
+      {"And", [](const ExprContext& c) { return "tf::logical_and(" + c.x[0] + ", " + c.x[1] + ")"; }},
+      {"Or", [](const ExprContext& c) { return "tf::logical_or(" + c.x[0] + ", " + c.x[1] + ")"; }},
+      {"Cast", cast_expr},
+      {"Identity", [](const ExprContext& c) { return c.x[0]; }},
+      {"Dropout", [](const ExprContext& c) { return c.x[0]; }},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::string pointwise_expr(const Node& node, const std::vector<std::string>& operands, const std::string& value_type) {
+  auto it = expr_table().find(node.op);
+  if (it == expr_table().end()) fail_internal("code generation: no expression for {}", node.describe());
+  return it->second(ExprContext{node, operands, value_type});
+}
+
+bool has_pointwise_expr(const std::string& op) { return expr_table().count(op) != 0; }
+
+}  // namespace tilefuse::codegen

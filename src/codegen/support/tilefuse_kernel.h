@@ -1,0 +1,221 @@
+// tilefuse_kernel.h: the one small header every generated kernel includes.
+//
+// Generated kernels write their loop bodies once, as generic lambdas over a value type V: `VF`
+// (a SIMD batch of floats, the host's widest vector via xsimd) in the main loop and plain
+// `float` in the tail. The helpers below are overloaded for both, so one body serves both.
+// All arithmetic is f32; f16/bf16 tensors are converted at loads and stores only.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include <xsimd/xsimd.hpp>
+
+#include "tilefuse/kernel_abi.h"
+
+namespace tf {
+
+using VF = xsimd::batch<float>;
+using MF = xsimd::batch_bool<float>;
+constexpr int64_t kLanes = static_cast<int64_t>(VF::size);
+
+// 16-bit float storage types; arithmetic never happens on them directly.
+struct f16 { uint16_t bits; };
+struct bf16 { uint16_t bits; };
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t floordiv(int64_t a, int64_t b) { int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
+inline int64_t mod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
+
+// ---- scalar conversions (round to nearest even) ----
+inline float to_f32(float x) { return x; }
+inline float to_f32(bf16 x) { uint32_t u = uint32_t(x.bits) << 16; float f; std::memcpy(&f, &u, 4); return f; }
+inline float to_f32(f16 h) {
+  uint32_t sign = uint32_t(h.bits & 0x8000u) << 16, exp = (h.bits >> 10) & 0x1fu, mant = h.bits & 0x3ffu, u;
+  if (exp == 0) {
+    float f = std::ldexp(float(mant), -24);  // zero or subnormal
+    return sign ? -f : f;
+  }
+  u = exp == 31 ? (sign | 0x7f800000u | mant << 13) : (sign | (exp + 112) << 23 | mant << 13);
+  float f; std::memcpy(&f, &u, 4); return f;
+}
+inline float to_f32(bool b) { return b ? 1.0f : 0.0f; }
+inline void from_f32(float v, float* p) { *p = v; }
+inline void from_f32(float v, bf16* p) {
+  uint32_t u; std::memcpy(&u, &v, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) { p->bits = uint16_t((u >> 16) | 0x40); return; }
+  u += 0x7fffu + ((u >> 16) & 1u);
+  p->bits = uint16_t(u >> 16);
+}
+inline void from_f32(float v, f16* p) {
+  uint32_t u; std::memcpy(&u, &v, 4);
+  uint16_t sign = uint16_t((u >> 16) & 0x8000u);
+  uint32_t a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) { p->bits = sign | 0x7e00u; return; }
+  if (a >= 0x477ff000u) { p->bits = sign | 0x7c00u; return; }
+  if (a < 0x38800000u) { float f; std::memcpy(&f, &a, 4); p->bits = sign | uint16_t(std::nearbyint(f * 16777216.0f)); return; }
+  uint32_t r = a + 0xfffu + ((a >> 13) & 1u);
+  p->bits = sign | uint16_t(((r >> 13) - (112u << 10)) & 0xffffu);
+}
+
+// ---- loads: contiguous, broadcast (one element for every lane) and strided ----
+template <typename V, typename T> inline V load(const T* p) {
+  if constexpr (std::is_same_v<V, float>) {
+    return to_f32(*p);
+  } else if constexpr (std::is_same_v<T, float>) {
+    return VF::load_unaligned(p);
+  } else {
+    alignas(64) float tmp[kLanes];
+    for (int64_t i = 0; i < kLanes; ++i) tmp[i] = to_f32(p[i]);
+    return VF::load_aligned(tmp);
+  }
+}
+template <typename V, typename T> inline V load_bcast(const T* p) { return V(to_f32(*p)); }
+template <typename V, typename T> inline V load_strided(const T* p, int64_t stride) {
+  if constexpr (std::is_same_v<V, float>) {
+    return to_f32(*p);
+  } else {
+    alignas(64) float tmp[kLanes];
+    for (int64_t i = 0; i < kLanes; ++i) tmp[i] = to_f32(p[i * stride]);
+    return VF::load_aligned(tmp);
+  }
+}
+
+// ---- stores ----
+template <typename T> inline void store(T* p, float v) { from_f32(v, p); }
+template <typename T> inline void store(T* p, VF v) {
+  if constexpr (std::is_same_v<T, float>) {
+    v.store_unaligned(p);
+  } else {
+    alignas(64) float tmp[kLanes];
+    v.store_aligned(tmp);
+    for (int64_t i = 0; i < kLanes; ++i) from_f32(tmp[i], p + i);
+  }
+}
+// Masks are stored as bool bytes.
+inline void store(bool* p, bool m) { *p = m; }
+inline void store(bool* p, MF m) {
+  alignas(64) float tmp[kLanes];
+  xsimd::select(m, VF(1.0f), VF(0.0f)).store_aligned(tmp);
+  for (int64_t i = 0; i < kLanes; ++i) p[i] = tmp[i] != 0.0f;
+}
+template <typename V> inline auto load_mask(const bool* p) {
+  if constexpr (std::is_same_v<V, float>) {
+    return *p;
+  } else {
+    alignas(64) float tmp[kLanes];
+    for (int64_t i = 0; i < kLanes; ++i) tmp[i] = p[i] ? 1.0f : 0.0f;
+    return VF::load_aligned(tmp) != VF(0.0f);
+  }
+}
+
+template <typename V> inline auto mask_bcast(bool m) {
+  if constexpr (std::is_same_v<V, float>) {
+    return m;
+  } else {
+    return MF(m);
+  }
+}
+template <typename V> inline auto load_mask_bcast(const bool* p) { return mask_bcast<V>(*p); }
+template <typename V> inline auto load_mask_strided(const bool* p, int64_t stride) {
+  if constexpr (std::is_same_v<V, float>) {
+    return *p;
+  } else {
+    alignas(64) float tmp[kLanes];
+    for (int64_t i = 0; i < kLanes; ++i) tmp[i] = p[i * stride] ? 1.0f : 0.0f;
+    return VF::load_aligned(tmp) != VF(0.0f);
+  }
+}
+template <typename T> inline void store_strided(T* p, int64_t stride, float v) { store(p, v); (void)stride; }
+template <typename T> inline void store_strided(T* p, int64_t stride, VF v) {
+  alignas(64) float tmp[kLanes];
+  v.store_aligned(tmp);
+  for (int64_t i = 0; i < kLanes; ++i) from_f32(tmp[i], p + i * stride);
+}
+inline void store_strided(bool* p, int64_t stride, bool m) { *p = m; (void)stride; }
+inline void store_strided(bool* p, int64_t stride, MF m) {
+  alignas(64) float tmp[kLanes];
+  xsimd::select(m, VF(1.0f), VF(0.0f)).store_aligned(tmp);
+  for (int64_t i = 0; i < kLanes; ++i) p[i * stride] = tmp[i] != 0.0f;
+}
+
+// ---- math, overloaded for float and VF ----
+using xsimd::abs; using xsimd::ceil; using xsimd::erf; using xsimd::exp; using xsimd::floor;
+using xsimd::log; using xsimd::pow; using xsimd::sqrt; using xsimd::tanh;
+inline float select(bool m, float a, float b) { return m ? a : b; }
+inline VF select(MF m, VF a, VF b) { return xsimd::select(m, a, b); }
+// NaN-propagating min/max (numpy semantics), as the reference interpreter computes them.
+inline float max(float a, float b) { return (a != a || b != b) ? std::numeric_limits<float>::quiet_NaN() : (a > b ? a : b); }
+inline float min(float a, float b) { return (a != a || b != b) ? std::numeric_limits<float>::quiet_NaN() : (a < b ? a : b); }
+inline VF max(VF a, VF b) { return xsimd::select(xsimd::isnan(a) || xsimd::isnan(b), a + b, xsimd::max(a, b)); }
+inline VF min(VF a, VF b) { return xsimd::select(xsimd::isnan(a) || xsimd::isnan(b), a + b, xsimd::min(a, b)); }
+inline bool logical_not(bool m) { return !m; }
+inline MF logical_not(MF m) { return ~m; }
+inline bool logical_and(bool a, bool b) { return a && b; }
+inline MF logical_and(MF a, MF b) { return a && b; }
+inline bool logical_or(bool a, bool b) { return a || b; }
+inline MF logical_or(MF a, MF b) { return a || b; }
+template <typename V> inline V sigmoid(V x) { return V(1.0f) / (V(1.0f) + exp(-x)); }
+template <typename M, typename V> inline V mask_to_float(M m) { return select(m, V(1.0f), V(0.0f)); }
+// Rounds to the precision of a 16-bit type (a Cast to f16/bf16 inside a kernel).
+template <typename T, typename V> inline V round_to(V v) {
+  if constexpr (std::is_same_v<V, float>) {
+    T t; from_f32(v, &t); return to_f32(t);
+  } else {
+    alignas(64) float tmp[kLanes];
+    v.store_aligned(tmp);
+    for (int64_t i = 0; i < kLanes; ++i) { T t; from_f32(tmp[i], &t); tmp[i] = to_f32(t); }
+    return VF::load_aligned(tmp);
+  }
+}
+
+// ---- row reductions: lanes accumulate in f32 for a short stretch, then fold into a double, so
+// long rows keep ~double accuracy at SIMD speed ----
+struct SumAcc {
+  VF lanes = VF(0.0f);
+  int64_t pending = 0;
+  double total = 0.0;
+  void add(VF v) { lanes += v; if (++pending == 64) fold(); }
+  void add(float v) { total += v; }
+  void fold() { total += xsimd::hadd(lanes); lanes = VF(0.0f); pending = 0; }
+  float result() { fold(); return float(total); }
+};
+struct ProdAcc {
+  VF lanes = VF(1.0f);
+  double total = 1.0;
+  void add(VF v) { lanes *= v; }
+  void add(float v) { total *= v; }
+  float result() {
+    alignas(64) float t[kLanes]; lanes.store_aligned(t);
+    for (float x : t) total *= x;
+    return float(total);
+  }
+};
+template <bool kMax> struct ExtremumAcc {
+  VF lanes = VF(kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity());
+  float scalar = kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  void add(VF v) { lanes = kMax ? tf::max(lanes, v) : tf::min(lanes, v); }
+  void add(float v) { scalar = kMax ? tf::max(scalar, v) : tf::min(scalar, v); }
+  float result() const {
+    alignas(64) float t[kLanes]; lanes.store_aligned(t);
+    float r = scalar;
+    for (float x : t) r = kMax ? tf::max(r, x) : tf::min(r, x);
+    return r;
+  }
+};
+using MaxAcc = ExtremumAcc<true>;
+using MinAcc = ExtremumAcc<false>;
+
+// Runs body(V-tag, i) over [0, n): SIMD steps first, then the scalar tail.
+template <typename Body> inline void for_lanes(int64_t n, Body&& body) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) body(VF(), i);
+  for (; i < n; ++i) body(0.0f, i);
+}
+
+}  // namespace tf
+
+#define TF_EXPORT extern "C" __attribute__((visibility("default")))

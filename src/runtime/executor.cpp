@@ -1,0 +1,349 @@
+#include "runtime/executor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "build/compile_pool.h"
+#include "build/hashing.h"
+#include "codegen/kernel_emitter.h"
+#include "codegen/support_headers.h"
+#include "fusion/planner.h"
+#include "io/atomic_file.h"
+#include "ir/error.h"
+#include "ir/graph_clone.h"
+#include "passes/decompose_composites.h"
+#include "passes/pattern_registry.h"
+#include "reference/interpreter.h"
+#include "runtime/kernel_library.h"
+#include "runtime/library_call.h"
+#include "runtime/memory_planner.h"
+#include "runtime/thread_team.h"
+
+namespace tilefuse::runtime {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Writes the embedded support headers under <cache root>/include/<fingerprint>/ (once) and
+// returns that directory for the compiler's include path.
+std::string install_support_headers(const std::string& cache_root, std::string& fingerprint) {
+  std::string all;
+  for (const auto& h : codegen::support_headers()) all += h.relative_path + '\0' + h.text + '\0';
+  fingerprint = build::sha256_hex(all).substr(0, 16);
+  fs::path dir = fs::path(cache_root) / "include" / fingerprint;
+  for (const auto& h : codegen::support_headers()) {
+    fs::path file = dir / h.relative_path;
+    if (fs::exists(file) && fs::file_size(file) == h.text.size()) continue;
+    fs::create_directories(file.parent_path());
+    io::write_file_atomically(file.string(), h.text);
+  }
+  return dir.string();
+}
+
+// The kernel's name without the plan's running index, plus a hash of its source: equal kernels
+// in different models share one cache entry.
+std::string structural_name(const std::string& plan_name) {
+  auto pos = plan_name.find_last_of('_');
+  return pos == std::string::npos ? plan_name : plan_name.substr(0, pos);
+}
+
+struct CompiledKernel {
+  codegen::KernelSource source;
+  std::shared_ptr<KernelLibrary> library;
+};
+
+// Buffers and launch parameters for one set of symbol values.
+struct Prepared {
+  SymbolBindings bindings;
+  std::map<const Value*, std::vector<int64_t>> shapes;
+  std::map<const Value*, size_t> arena_offset;  // intermediates
+  Arena arena;
+  std::vector<std::vector<int64_t>> kernel_symbols;  // per step (empty for non-kernels)
+  std::vector<int64_t> kernel_blocks;                // per step
+  size_t scratch_bytes = 0;
+  std::vector<Arena> scratch;                        // one per worker
+};
+
+}  // namespace
+
+struct Executor::Impl {
+  Graph graph;
+  ExecutorOptions options;
+  ExecutorCounters& counters;
+  fusion::FusionPlan plan;
+  std::vector<CompiledKernel> kernels;  // per step (empty for non-kernels)
+  ThreadTeam team;
+  std::map<const Value*, const Value*> alias_of;  // view outputs -> the value whose bytes they are
+  std::map<std::string, Prepared> prepared;       // by bindings text
+
+  Impl(const Graph& g, const ExecutorOptions& o, ExecutorCounters& c)
+      : graph(clone_graph(g)), options(o), counters(c), team(std::max(1, o.device.threads)) {
+    passes::decompose_composites(graph);
+    fusion::PlannerOptions planner_options;
+    planner_options.fuse = options.fuse;
+    plan = fusion::plan_fusion(graph, passes::PatternRegistry::with_builtins(), planner_options);
+    for (const auto& step : plan.steps) {
+      if (step.kind == fusion::StepKind::View) alias_of[step.node->outputs[0]] = root(step.node->input(0));
+    }
+    compile_kernels();
+  }
+
+  const Value* root(const Value* v) const {
+    auto it = alias_of.find(v);
+    return it == alias_of.end() ? v : it->second;
+  }
+
+  void compile_kernels() {
+    build::ArtifactCache cache(options.cache_dir.empty() ? build::ArtifactCache::default_root() : options.cache_dir);
+    build::Toolchain toolchain = build::Toolchain::from_environment();
+    std::string header_fingerprint;
+    toolchain.include_dirs.push_back(install_support_headers(cache.root(), header_fingerprint));
+    kernels.resize(plan.steps.size());
+    std::vector<build::CompileJob> jobs;
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const auto& step = plan.steps[i];
+      if (step.kind != fusion::StepKind::Kernel) continue;
+      fusion::FusedKernel named = step.kernel;
+      named.name = structural_name(step.kernel.name);
+      codegen::KernelTiling tiling = codegen::default_tiling(named, team.size());
+      kernels[i].source = codegen::emit_kernel(named, tiling);
+      build::ArtifactRequest request;
+      request.kernel_name = named.name + "_" + build::sha256_hex(kernels[i].source.code).substr(0, 8);
+      request.source = kernels[i].source.code;
+      request.meta = {{"codegen_version", codegen::kCodegenVersion},
+                      {"support_headers", header_fingerprint},
+                      {"tiling", tiling.repr()}};
+      jobs.push_back({request.kernel_name, [this, i, request, &cache, &toolchain] {
+                        std::string path = cache.get_or_build(request, toolchain, counters.cache);
+                        kernels[i].library = KernelLibrary::load(path);
+                      }});
+    }
+    size_t count = jobs.size();
+    build::run_compile_jobs(std::move(jobs), options.compile_threads);
+    spdlog::info("executor: {} kernels ready ({} compiled, {} from cache)", count, counters.cache.compiles.load(),
+                 counters.cache.cache_hits.load());
+  }
+
+  // ---- preparing buffers for a set of symbol values ----
+
+  SymbolBindings bind_symbols(const std::map<std::string, Tensor>& inputs) const {
+    SymbolBindings b;
+    for (const Value* in : graph.inputs()) {
+      const Tensor& t = inputs.at(in->name);
+      for (size_t d = 0; d < in->shape.size(); ++d) {
+        if (in->shape[d].is_symbol()) b[in->shape[d].name()] = t.shape()[d];
+      }
+    }
+    return b;
+  }
+
+  std::vector<int64_t> concrete(const Value* v, const SymbolBindings& b) const {
+    std::vector<int64_t> dims;
+    for (const Dim& d : v->shape) {
+      for (const auto& s : d.symbols()) {
+        if (!b.count(s)) {
+          fail_user("tensor '{}' has shape {} whose symbol '{}' is not fixed by any input; fused execution needs "
+                    "every shape known from the inputs (use --mode reference)",
+                    v->name, shape_to_string(v->shape), s);
+        }
+      }
+      dims.push_back(d.evaluate(b));
+    }
+    return dims;
+  }
+
+  bool is_graph_io(const Value* v) const {
+    const auto& ins = graph.inputs();
+    const auto& outs = graph.outputs();
+    return v->constant || std::find(ins.begin(), ins.end(), v) != ins.end() ||
+           std::find(outs.begin(), outs.end(), v) != outs.end();
+  }
+
+  std::vector<const Value*> step_outputs(const fusion::PlanStep& step) const {
+    if (step.kind == fusion::StepKind::Kernel) return {step.kernel.outputs.begin(), step.kernel.outputs.end()};
+    return {step.node->outputs.begin(), step.node->outputs.end()};
+  }
+
+  std::vector<const Value*> step_inputs(const fusion::PlanStep& step) const {
+    if (step.kind == fusion::StepKind::Kernel) return {step.kernel.inputs.begin(), step.kernel.inputs.end()};
+    std::vector<Value*> data = fusion::data_inputs(*step.node);
+    return {data.begin(), data.end()};
+  }
+
+  Prepared& prepare(const SymbolBindings& b) {
+    std::string key;
+    for (const auto& [s, v] : b) key += fmt::format("{}={};", s, v);
+    auto it = prepared.find(key);
+    if (it != prepared.end()) return it->second;
+    Prepared p;
+    p.bindings = b;
+    for (const auto& step : plan.steps) {
+      for (const Value* v : step_inputs(step)) p.shapes[v] = concrete(v, b);
+      for (const Value* v : step_outputs(step)) p.shapes[v] = concrete(v, b);
+    }
+    for (const Value* v : graph.outputs()) p.shapes[v] = concrete(v, b);
+    place_intermediates(p);
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      std::vector<int64_t> syms;
+      int64_t blocks = 0;
+      if (kernels[i].library) {
+        for (const auto& s : kernels[i].source.symbols) syms.push_back(b.at(s));
+        blocks = kernels[i].library->num_blocks(syms.data());
+        p.scratch_bytes = std::max(p.scratch_bytes, kernels[i].library->scratch_bytes(syms.data()));
+      }
+      p.kernel_symbols.push_back(std::move(syms));
+      p.kernel_blocks.push_back(blocks);
+    }
+    for (int w = 0; w < team.size(); ++w) p.scratch.emplace_back(std::max<size_t>(p.scratch_bytes, 64));
+    return prepared.emplace(key, std::move(p)).first->second;
+  }
+
+  // Every value that is not a graph input/output/constant and not a view gets arena space for
+  // its lifetime: from the step writing it to the last step reading it (or a view of it).
+  void place_intermediates(Prepared& p) {
+    std::map<const Value*, BufferRequest> lifetimes;
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const auto& step = plan.steps[i];
+      if (step.kind == fusion::StepKind::View) continue;
+      int s = static_cast<int>(i);
+      for (const Value* out : step_outputs(step)) {
+        if (is_graph_io(out)) continue;
+        size_t bytes = static_cast<size_t>(product(p.shapes.at(out))) * dtype_size(out->dtype);
+        lifetimes[out] = {bytes, s, s};
+      }
+      for (const Value* in : step_inputs(step)) {
+        auto it = lifetimes.find(root(in));
+        if (it != lifetimes.end()) it->second.last_step = s;
+      }
+    }
+    std::vector<const Value*> order;
+    std::vector<BufferRequest> requests;
+    for (const auto& [v, r] : lifetimes) {
+      order.push_back(v);
+      requests.push_back(r);
+    }
+    MemoryPlan mp = plan_memory(requests);
+    p.arena = Arena(std::max<size_t>(mp.arena_bytes, 64));
+    for (size_t i = 0; i < order.size(); ++i) p.arena_offset[order[i]] = mp.offsets[i];
+  }
+
+  // ---- running ----
+
+  struct Bound {
+    std::map<const Value*, void*> data;
+  };
+
+  void* data_of(const Bound& bound, const Value* v) const {
+    auto it = bound.data.find(root(v));
+    if (it == bound.data.end()) fail_internal("executor: no buffer for '{}'", v->name);
+    return it->second;
+  }
+
+  Tensor view_of(const Bound& bound, const Prepared& p, const Value* v) const {
+    return Tensor::view(v->dtype, p.shapes.at(v), data_of(bound, v));
+  }
+
+  Bound bind_buffers(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs, Prepared& p) {
+    Bound bound;
+    for (const Value* v : graph.values()) {
+      if (v->constant) bound.data[v] = const_cast<void*>(v->constant->raw());
+    }
+
+    for (const Value* in : graph.inputs()) bound.data[in] = const_cast<void*>(inputs.at(in->name).raw());
+    for (const auto& [v, offset] : p.arena_offset) bound.data[v] = p.arena.data() + offset;
+    const auto& outs = graph.outputs();
+    outputs.resize(outs.size());
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const auto& shape = p.shapes.at(outs[i]);
+      if (!outputs[i].defined() || outputs[i].dtype() != outs[i]->dtype || outputs[i].shape() != shape) {
+        outputs[i] = Tensor(outs[i]->dtype, shape);
+      }
+      // A graph output that is a view, an input or a constant is copied at the end instead.
+      if (outs[i]->producer != nullptr && !alias_of.count(outs[i]) && !bound.data.count(outs[i])) {
+        bound.data[outs[i]] = outputs[i].raw();
+      }
+    }
+    return bound;
+  }
+
+  void run_kernel_step(size_t i, const Bound& bound, Prepared& p) {
+    const auto& step = plan.steps[i];
+    std::vector<void*> buffers;
+    for (const Value* v : kernels[i].source.buffers) buffers.push_back(data_of(bound, v));
+    const KernelLibrary& lib = *kernels[i].library;
+    const int64_t* syms = p.kernel_symbols[i].data();
+    team.run(p.kernel_blocks[i], [&](int worker, int64_t first, int64_t end) {
+      lib.run_blocks(buffers.data(), syms, first, end, p.scratch[worker].data());
+    });
+    (void)step;
+  }
+
+  void run_node_step(const fusion::PlanStep& step, const Bound& bound, Prepared& p) {
+    const Node& node = *step.node;
+    std::vector<Tensor> ins;
+    for (const Value* v : node.inputs) {
+      // Shape operands of reductions are constants; everything else was bound for this run.
+      ins.push_back(v == nullptr ? Tensor() : v->constant ? *v->constant : view_of(bound, p, v));
+    }
+    if (step.kind == fusion::StepKind::LibraryCall && blas_supports(node)) {
+      Tensor out = view_of(bound, p, node.outputs[0]);
+      run_blas(node, ins, out, team.size());
+      return;
+    }
+    std::vector<Tensor> results = reference::evaluate_node(node, ins);
+    for (size_t o = 0; o < node.outputs.size() && o < results.size(); ++o) {
+      if (!bound.data.count(node.outputs[o])) continue;  // an unused optional output
+      if (results[o].shape() != p.shapes.at(node.outputs[o])) {
+        fail_user("{}: output '{}' has shape {} at run time, but {} was planned", node.describe(), node.outputs[o]->name,
+                  dims_to_string(results[o].shape()), dims_to_string(p.shapes.at(node.outputs[o])));
+      }
+      std::memcpy(data_of(bound, node.outputs[o]), results[o].raw(), results[o].nbytes());
+    }
+  }
+
+  void run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs) {
+    Prepared& p = prepare(bind_symbols(inputs));
+    Bound bound = bind_buffers(inputs, outputs, p);
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const auto& step = plan.steps[i];
+      if (step.kind == fusion::StepKind::View) continue;
+      if (step.kind == fusion::StepKind::Kernel) {
+        run_kernel_step(i, bound, p);
+      } else {
+        run_node_step(step, bound, p);
+      }
+    }
+    const auto& outs = graph.outputs();
+    for (size_t i = 0; i < outs.size(); ++i) {
+      void* src = data_of(bound, outs[i]);
+      if (src != outputs[i].raw()) std::memcpy(outputs[i].raw(), src, outputs[i].nbytes());
+    }
+    ++counters.runs;
+  }
+};
+
+Executor::Executor(const Graph& graph, const ExecutorOptions& options, ExecutorCounters& counters)
+    : impl_(std::make_unique<Impl>(graph, options, counters)) {}
+
+Executor::~Executor() = default;
+
+void Executor::run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs) {
+  impl_->run(inputs, outputs);
+}
+
+std::vector<Tensor> Executor::run(const std::map<std::string, Tensor>& inputs) {
+  std::vector<Tensor> outputs;
+  impl_->run(inputs, outputs);
+  return outputs;
+}
+
+const fusion::FusionPlan& Executor::plan() const { return impl_->plan; }
+
+int64_t Executor::launches() const { return impl_->plan.num_kernels(); }
+
+}  // namespace tilefuse::runtime
