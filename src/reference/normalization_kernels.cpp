@@ -1,0 +1,111 @@
+// Softmax, LogSoftmax (opset 13: along one axis, default -1) and LayerNormalization (opset 17:
+// over the dims from `axis` on, with outputs Y, Mean and InvStdDev). Computed in double.
+#include <algorithm>
+#include <cmath>
+
+#include "reference/element_types.h"
+#include "reference/index_map.h"
+#include "reference/kernel_args.h"
+#include "reference/kernel_table.h"
+
+namespace tilefuse::reference {
+
+namespace {
+
+// x viewed as [outer, n, inner] around `axis`; fn(values) turns each run of n values along the
+// axis (copied into a vector of double) into the n results.
+template <typename Fn>
+Tensor along_axis(const Tensor& x, int64_t axis, Fn fn) {
+  int64_t n = x.rank() == 0 ? 1 : x.shape()[axis];
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.shape()[d];
+  int64_t outer = n * inner == 0 ? 0 : x.numel() / (n * inner);
+  Tensor y(x.dtype(), x.shape());
+  std::vector<double> row(static_cast<size_t>(n));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t base = o * n * inner + i;
+      for (int64_t k = 0; k < n; ++k) row[k] = x.get_f64(base + k * inner);
+      fn(row);
+      for (int64_t k = 0; k < n; ++k) y.set_f64(base + k * inner, row[k]);
+    }
+  }
+  return y;
+}
+
+template <bool log_softmax>
+std::vector<Tensor> softmax_kernel(const Node& node, const std::vector<Tensor>& in) {
+  const Tensor& x = required_input(node, in, 0);
+  require_type_set<TypeSet::Float>(node, x.dtype());
+  int64_t axis = node_axis(node, node.attr_int("axis", -1), x.rank());
+  return {along_axis(x, axis, [](std::vector<double>& row) {
+    // Shifting by the maximum keeps exp from overflowing; it cancels in the quotient.
+    double max = *std::max_element(row.begin(), row.end());
+    double sum = 0;
+    for (double v : row) sum += std::exp(v - max);
+    for (double& v : row) v = log_softmax ? v - max - std::log(sum) : std::exp(v - max) / sum;
+  })};
+}
+
+// LayerNormalization's output element types: Y as X, Mean and InvStdDev as stash_type.
+DType stash_dtype(const Node& node) {
+  int64_t stash = node.attr_int("stash_type", 1);
+  std::optional<DType> t = dtype_from_onnx(static_cast<int>(stash));
+  if (!t || !is_float(*t)) fail_user("{}: stash_type {} is not a float element type", node.describe(), stash);
+  return *t;
+}
+
+// For every element of the normalised shape, the element of `param` (Scale or B) applied to it.
+std::vector<int64_t> param_indices(const Node& node, const Tensor& param, const std::vector<int64_t>& normalized,
+                                   const char* what) {
+  if (broadcast_dims(param.shape(), normalized, node.describe()) != normalized) {
+    fail_user("{}: {} of shape {} does not broadcast to the normalised shape {}", node.describe(), what,
+              dims_to_string(param.shape()), dims_to_string(normalized));
+  }
+  return broadcast_indices(param.shape(), normalized);
+}
+
+std::vector<Tensor> layer_norm(const Node& node, const std::vector<Tensor>& in) {
+  const Tensor& x = required_input(node, in, 0);
+  const Tensor& scale = required_input(node, in, 1);
+  const Tensor* bias = optional_input(in, 2);
+  require_type_set<TypeSet::Float>(node, x.dtype());
+  require_same_dtype(node, x, scale);
+  if (bias != nullptr) require_same_dtype(node, x, *bias);
+  int64_t axis = node_axis(node, node.attr_int("axis", -1), x.rank());
+  double epsilon = node.attr_float("epsilon", 1e-5);
+
+  std::vector<int64_t> normalized(x.shape().begin() + axis, x.shape().end());
+  std::vector<int64_t> stat_shape(x.shape().begin(), x.shape().begin() + axis);
+  stat_shape.resize(x.shape().size(), 1);
+  int64_t cols = product(normalized), rows = product(stat_shape);
+  std::vector<int64_t> scale_index = param_indices(node, scale, normalized, "Scale");
+  std::vector<int64_t> bias_index = bias ? param_indices(node, *bias, normalized, "B") : std::vector<int64_t>{};
+
+  Tensor y(x.dtype(), x.shape()), mean_out(stash_dtype(node), stat_shape), inv_std_out(stash_dtype(node), stat_shape);
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0, sq = 0;
+    for (int64_t c = 0; c < cols; ++c) sum += x.get_f64(r * cols + c);
+    double mean = sum / static_cast<double>(cols);
+    for (int64_t c = 0; c < cols; ++c) sq += std::pow(x.get_f64(r * cols + c) - mean, 2);
+    double inv_std = 1.0 / std::sqrt(sq / static_cast<double>(cols) + epsilon);
+    for (int64_t c = 0; c < cols; ++c) {
+      double v = (x.get_f64(r * cols + c) - mean) * inv_std * scale.get_f64(scale_index[c]);
+      if (bias) v += bias->get_f64(bias_index[c]);
+      y.set_f64(r * cols + c, v);
+    }
+    mean_out.set_f64(r, mean);
+    inv_std_out.set_f64(r, inv_std);
+  }
+  return {y, mean_out, inv_std_out};
+}
+
+}  // namespace
+
+void register_normalization_kernels(KernelTable& table) {
+  table["Softmax"] = softmax_kernel<false>;
+  table["LogSoftmax"] = softmax_kernel<true>;
+  table["LayerNormalization"] = layer_norm;
+}
+
+}  // namespace tilefuse::reference
