@@ -26,6 +26,7 @@ node-tests: setup
 
 test: build node-tests
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	@grep -h '^conformance:' $(BUILD_DIR)/Testing/Temporary/LastTest.log || true
 
 # Regenerates examples/models/*.onnx and their expected outputs (committed).
 models: setup
