@@ -9,6 +9,20 @@
 
 namespace tilefuse {
 
+namespace {
+
+// Float to int64 as ONNX Cast does it: truncate toward zero; NaN/inf (undefined in ONNX) give 0
+// and out-of-range values saturate instead of being undefined behaviour.
+int64_t truncate_to_i64(double v) {
+  if (!std::isfinite(v)) return 0;
+  constexpr double kLimit = 9223372036854775807.0;  // 2^63
+  if (v >= kLimit) return std::numeric_limits<int64_t>::max();
+  if (v <= -kLimit) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(std::trunc(v));
+}
+
+}  // namespace
+
 int64_t product(const std::vector<int64_t>& dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
@@ -78,8 +92,7 @@ void Tensor::set_f64(int64_t i, double v) {
     case DType::f64: data<double>()[i] = v; return;
     case DType::boolean: data<uint8_t>()[i] = v != 0.0 ? 1 : 0; return;
     default:
-      // Float to integer truncates toward zero (ONNX Cast); NaN/inf are undefined there: use 0.
-      set_i64(i, std::isfinite(v) ? static_cast<int64_t>(std::trunc(v)) : 0);
+      set_i64(i, truncate_to_i64(v));
       return;
   }
 }
@@ -92,8 +105,7 @@ int64_t Tensor::get_i64(int64_t i) const {
     case DType::u8: return data<uint8_t>()[i];
     case DType::boolean: return data<uint8_t>()[i] != 0;
     default: {
-      double v = get_f64(i);
-      return std::isfinite(v) ? static_cast<int64_t>(std::trunc(v)) : 0;
+      return truncate_to_i64(get_f64(i));
     }
   }
 }
