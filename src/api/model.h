@@ -1,0 +1,18 @@
+// A loaded model: the imported graph and where it came from.
+#pragma once
+
+#include <string>
+
+#include "ir/graph.h"
+
+namespace tilefuse::api {
+
+struct Model {
+  std::string path;
+  Graph graph;
+};
+
+// Imports an ONNX file (see frontend/onnx_importer.h); throws UserError naming the file.
+Model load_model(const std::string& path);
+
+}  // namespace tilefuse::api

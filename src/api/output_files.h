@@ -1,0 +1,15 @@
+// File names for a model's outputs: ONNX names like "logits/Add:0" or "../x" must not escape
+// the output directory or collide once sanitised.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tilefuse::api {
+
+// One "<name>.npy" per output name, in order: characters other than letters, digits, '-', '_'
+// and '.' become '_', a leading '.' too (no hidden files, no ".."), and duplicates get a
+// numeric suffix.
+std::vector<std::string> output_file_names(const std::vector<std::string>& output_names);
+
+}  // namespace tilefuse::api

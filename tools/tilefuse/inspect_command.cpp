@@ -1,0 +1,36 @@
+#include "inspect_command.h"
+
+#include <iostream>
+
+#include "api/dot_writer.h"
+#include "api/inspect.h"
+#include "api/model.h"
+#include "io/atomic_file.h"
+
+namespace tilefuse::cli {
+
+CLI::App* add_inspect_command(CLI::App& app, InspectCommand& command) {
+  CLI::App* sub = app.add_subcommand("inspect", "Show a model's ops, tensor types and sizes in bytes");
+  sub->add_option("MODEL", command.model, "ONNX model file")->required();
+  sub->add_flag("--json", command.json, "Print the report as one JSON object");
+  sub->add_option("--dot", command.dot_file, "Also write the graph as a Graphviz file (render: dot -Tsvg FILE)");
+  sub->footer("Symbolic dims are shown by name (N), and sizes of tensors with symbolic dims as expressions (512*N).");
+  return sub;
+}
+
+void execute_inspect_command(const InspectCommand& command) {
+  const api::Model model = api::load_model(command.model);
+  const api::InspectReport report = api::inspect_graph(model.graph);
+  if (command.json) {
+    std::cout << api::report_to_json(report).dump(2) << "\n";
+  } else {
+    std::cout << "model " << command.model << "\n" << api::report_to_table(report);
+  }
+  if (!command.dot_file.empty()) {
+    io::write_file_atomically(command.dot_file, api::graph_to_dot(model.graph));
+    // On stderr with --json, so that stdout stays one parsable object.
+    (command.json ? std::cerr : std::cout) << "wrote " << command.dot_file << "\n";
+  }
+}
+
+}  // namespace tilefuse::cli

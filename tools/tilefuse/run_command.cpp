@@ -1,0 +1,157 @@
+#include "run_command.h"
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "api/input_binding.h"
+#include "api/model.h"
+#include "api/output_files.h"
+#include "api/runner.h"
+#include "api/tensor_stats.h"
+#include "api/text_table.h"
+#include "io/npy.h"
+#include "ir/error.h"
+
+namespace tilefuse::cli {
+namespace {
+
+struct WrittenOutput {
+  std::string name;
+  std::string path;
+  Tensor tensor;
+  api::TensorStats stats;
+};
+
+// "--input NAME=FILE.npy" values -> tensors by input name.
+std::map<std::string, Tensor> read_given_inputs(const std::vector<std::string>& specs,
+                                                std::map<std::string, std::string>& files) {
+  std::map<std::string, Tensor> given;
+  for (const std::string& spec : specs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      fail_user("--input '{}': expected NAME=FILE.npy", spec);
+    }
+    std::string name = spec.substr(0, eq);
+    std::string file = spec.substr(eq + 1);
+    if (given.count(name)) fail_user("--input: input '{}' is given twice", name);
+    given.emplace(name, io::read_npy(file));
+    files.emplace(name, file);
+  }
+  return given;
+}
+
+void create_output_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail_user("cannot create output directory '{}': {}", dir, ec.message());
+}
+
+std::vector<WrittenOutput> write_outputs(const std::vector<api::NamedTensor>& outputs, const std::string& dir) {
+  std::vector<std::string> names;
+  for (const api::NamedTensor& out : outputs) names.push_back(out.name);
+  const std::vector<std::string> files = api::output_file_names(names);
+  std::vector<WrittenOutput> written;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string path = (std::filesystem::path(dir) / files[i]).string();
+    io::write_npy(path, outputs[i].tensor);
+    written.push_back({outputs[i].name, path, outputs[i].tensor, api::compute_stats(outputs[i].tensor)});
+  }
+  return written;
+}
+
+nlohmann::json stats_to_json(const api::TensorStats& stats) {
+  if (stats.count == 0) return {{"min", nullptr}, {"mean", nullptr}, {"max", nullptr}, {"nan_count", stats.nan_count}};
+  return {{"min", stats.min}, {"mean", stats.mean}, {"max", stats.max}, {"nan_count", stats.nan_count}};
+}
+
+void print_json(const RunCommand& command, const api::BoundInputs& inputs,
+                const std::map<std::string, std::string>& input_files, const std::vector<WrittenOutput>& outputs,
+                const api::RunResult& result) {
+  nlohmann::json json{{"model", command.model}, {"mode", command.mode}, {"seed", command.seed}};
+  json["inputs"] = nlohmann::json::array();
+  for (const api::BoundInput& in : inputs.inputs) {
+    auto file = input_files.find(in.name);
+    json["inputs"].push_back({{"name", in.name},
+                              {"dtype", dtype_name(in.tensor.dtype())},
+                              {"shape", in.tensor.shape()},
+                              {"random", in.random},
+                              {"file", file == input_files.end() ? nlohmann::json() : nlohmann::json(file->second)}});
+  }
+  json["outputs"] = nlohmann::json::array();
+  for (const WrittenOutput& out : outputs) {
+    json["outputs"].push_back({{"name", out.name},
+                               {"path", out.path},
+                               {"dtype", dtype_name(out.tensor.dtype())},
+                               {"shape", out.tensor.shape()},
+                               {"stats", stats_to_json(out.stats)}});
+  }
+  json["elapsed_ms"] = result.elapsed_ms;
+  json["counters"] = nlohmann::json::object();
+  for (const auto& [name, value] : result.counters) json["counters"][name] = value;
+  std::cout << json.dump(2) << "\n";
+}
+
+std::string describe_stats(const api::TensorStats& stats) {
+  std::string text = stats.count == 0 ? "no values"
+                                      : fmt::format("min {:.4g}  mean {:.4g}  max {:.4g}", stats.min, stats.mean, stats.max);
+  if (stats.nan_count > 0) text += fmt::format("  ({} NaN)", stats.nan_count);
+  return text;
+}
+
+void print_summary(const RunCommand& command, const api::BoundInputs& inputs,
+                   const std::map<std::string, std::string>& input_files, const std::vector<WrittenOutput>& outputs,
+                   const api::RunResult& result) {
+  std::cout << fmt::format("model    {}  (mode {})\ninputs\n", command.model, command.mode);
+  std::vector<std::vector<std::string>> rows;
+  for (const api::BoundInput& in : inputs.inputs) {
+    auto file = input_files.find(in.name);
+    rows.push_back({in.name, in.tensor.summary(),
+                    in.random ? fmt::format("random (seed {})", command.seed) : "from " + file->second});
+  }
+  std::cout << api::render_table(rows) << "outputs\n";
+  rows.clear();
+  for (const WrittenOutput& out : outputs) {
+    rows.push_back({out.name, out.tensor.summary(), describe_stats(out.stats), "-> " + out.path});
+  }
+  std::cout << api::render_table(rows) << fmt::format("elapsed  {:.2f} ms\n", result.elapsed_ms);
+}
+
+}  // namespace
+
+CLI::App* add_run_command(CLI::App& app, RunCommand& command) {
+  CLI::App* sub = app.add_subcommand("run", "Run a model and write its outputs as .npy files");
+  sub->add_option("MODEL", command.model, "ONNX model file")->required();
+  sub->add_option("--input", command.inputs, "An input from a .npy file: NAME=FILE.npy (repeatable)");
+  sub->add_option("--output-dir", command.output_dir, "Where to write <output name>.npy files (created if missing)")
+      ->capture_default_str();
+  sub->add_option("--mode", command.mode, "Execution mode: " + api::mode_choices())->capture_default_str();
+  sub->add_option("--seed", command.seed, "Seed of the random data for inputs not given")->capture_default_str();
+  sub->add_flag("--json", command.json, "Print the summary as one JSON object");
+  sub->footer(
+      "Inputs not given with --input are filled with seeded random data (floats in [-1, 1), integers in [0, 4),\n"
+      "random bools). A symbolic dim (e.g. batch N) must be fixed by at least one input given as a .npy file.\n"
+      "Output names are made filesystem-safe: characters other than letters, digits, '-', '_', '.' become '_'.");
+  return sub;
+}
+
+void execute_run_command(const RunCommand& command) {
+  const api::Mode mode = api::parse_mode(command.mode);
+  const api::Model model = api::load_model(command.model);
+  std::map<std::string, std::string> input_files;
+  const std::map<std::string, Tensor> given = read_given_inputs(command.inputs, input_files);
+  const api::BoundInputs inputs = api::bind_inputs(model.graph, given, {.fill_missing_randomly = true, .seed = command.seed});
+  const api::RunResult result = api::run_model(model.graph, inputs, mode);
+  create_output_dir(command.output_dir);
+  const std::vector<WrittenOutput> outputs = write_outputs(result.outputs, command.output_dir);
+  if (command.json) {
+    print_json(command, inputs, input_files, outputs, result);
+  } else {
+    print_summary(command, inputs, input_files, outputs, result);
+  }
+}
+
+}  // namespace tilefuse::cli

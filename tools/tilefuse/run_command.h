@@ -1,0 +1,26 @@
+// `tilefuse run MODEL`: runs a model on inputs from .npy files (or seeded random data) and
+// writes every output as DIR/<output name>.npy.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace tilefuse::cli {
+
+struct RunCommand {
+  std::string model;
+  std::vector<std::string> inputs;  // "NAME=FILE.npy"
+  std::string output_dir = ".";
+  std::string mode = "reference";
+  uint64_t seed = 0;
+  bool json = false;
+};
+
+CLI::App* add_run_command(CLI::App& app, RunCommand& command);
+// Throws UserError for anything the user can fix.
+void execute_run_command(const RunCommand& command);
+
+}  // namespace tilefuse::cli
