@@ -48,6 +48,7 @@ TEST_P(GeneratedKernels, MatchReference) {
   runtime::ExecutorOptions options;
   options.fuse = GetParam().fuse;
   options.device.threads = 2;
+  options.compile_threads = 2;
   options.cache_dir = test_cache_dir();
   runtime::ExecutorCounters counters;
   runtime::Executor exe(g, options, counters);
