@@ -18,7 +18,7 @@ build: configure
 # Builds, then runs the bundled example model end to end and prints a summary.
 run: build
 	@mkdir -p $(BUILD_DIR)/run-output
-	$(BUILD_DIR)/tilefuse run $(MODEL) --output-dir $(BUILD_DIR)/run-output --mode reference
+	$(BUILD_DIR)/tilefuse run $(MODEL) --output-dir $(BUILD_DIR)/run-output
 
 # The ONNX project's backend node tests, generated once per build dir by python3-onnx.
 node-tests: setup

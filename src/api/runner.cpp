@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "build/compile_pool.h"
 #include "ir/error.h"
 #include "reference/interpreter.h"
 
@@ -49,12 +50,50 @@ Mode parse_mode(std::string_view text) {
   fail_user("unknown mode '{}' (valid: {})", text, mode_choices());
 }
 
-RunResult run_model(const Graph& graph, const BoundInputs& inputs, Mode mode) {
-  if (mode != Mode::reference) fail_user("mode '{}' is not implemented yet (use --mode reference)", mode_name(mode));
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<Tensor> tensors = reference::run_graph(graph, inputs.by_name());
+runtime::ExecutorOptions executor_options(Mode mode, const ExecutionOptions& options) {
+  runtime::ExecutorOptions out;
+  out.fuse = mode == Mode::fused;
+  out.device = runtime::resolve_device_limit(options.threads);
+  out.compile_threads = options.compile_threads ? *options.compile_threads : build::compile_threads_from_environment();
+  if (out.compile_threads < 1) fail_user("--compile-threads must be a positive integer, got {}", out.compile_threads);
+  out.cache_dir = options.cache_dir;
+  return out;
+}
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::vector<Tensor> run_compiled(const Graph& graph, const BoundInputs& inputs, Mode mode,
+                                 const ExecutionOptions& options, RunResult& result) {
+  auto start = std::chrono::steady_clock::now();
+  runtime::ExecutorCounters counters;
+  runtime::Executor executor(graph, executor_options(mode, options), counters);
+  result.compile_ms = ms_since(start);
+  start = std::chrono::steady_clock::now();
+  std::vector<Tensor> tensors = executor.run(inputs.by_name());
+  result.elapsed_ms = ms_since(start);
+  result.counters = {{"compiles", counters.cache.compiles.load()},
+                     {"cache_hits", counters.cache.cache_hits.load()},
+                     {"rebuilds", counters.cache.rebuilds.load()},
+                     {"launches", executor.launches()}};
+  return tensors;
+}
+
+}  // namespace
+
+RunResult run_model(const Graph& graph, const BoundInputs& inputs, Mode mode, const ExecutionOptions& options) {
   RunResult result;
-  result.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::vector<Tensor> tensors;
+  if (mode == Mode::reference) {
+    const auto start = std::chrono::steady_clock::now();
+    tensors = reference::run_graph(graph, inputs.by_name());
+    result.elapsed_ms = ms_since(start);
+  } else {
+    tensors = run_compiled(graph, inputs, mode, options, result);
+  }
   const auto& outputs = graph.outputs();
   if (tensors.size() != outputs.size()) {
     fail_internal("the run produced {} outputs, the graph has {}", tensors.size(), outputs.size());

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "api/input_binding.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
+#include "runtime/executor.h"
 
 namespace tilefuse::api {
 
@@ -30,15 +32,27 @@ struct NamedTensor {
   Tensor tensor;
 };
 
+// How fused/unfused modes compile and run; unset fields come from the environment
+// (TILEFUSE_NUM_THREADS, TILEFUSE_COMPILE_THREADS, TILEFUSE_CACHE_DIR), read once here.
+struct ExecutionOptions {
+  std::optional<int> threads;          // the device limit: worker threads
+  std::optional<int> compile_threads;
+  std::string cache_dir;
+};
+
 struct RunResult {
   std::vector<NamedTensor> outputs;  // in the graph's output order
-  double elapsed_ms = 0;             // execution only, not loading or binding
+  double elapsed_ms = 0;             // execution only, not loading, binding or compiling
+  double compile_ms = 0;             // planning, code generation, compiling or cache lookups
   // Events of the run by name (compiles, cache hits, ...); empty in reference mode.
   std::map<std::string, int64_t> counters;
 };
 
-// Throws UserError for a mode not implemented yet. Every output is checked against the type the
-// graph declares for it (with the input symbols bound); a disagreement is an InternalError.
-RunResult run_model(const Graph& graph, const BoundInputs& inputs, Mode mode);
+// Every output is checked against the type the graph declares for it (with the input symbols
+// bound); a disagreement is an InternalError.
+RunResult run_model(const Graph& graph, const BoundInputs& inputs, Mode mode, const ExecutionOptions& options = {});
+
+// The executor options a fused/unfused run uses, environment applied and validated.
+runtime::ExecutorOptions executor_options(Mode mode, const ExecutionOptions& options);
 
 }  // namespace tilefuse::api

@@ -372,15 +372,19 @@ class KernelEmitter {
     w_.close();
   }
 
-  // Element offset of `v` at the current inner position (j0.., i).
-  std::string inner_offset(const Value* v, bool include_last) const {
+  // Pointer to `v` at the current outer row and inner loop indices j0.. (not yet i).
+  std::string base_pointer(const Value* v) const {
+    std::string offset = outer_inner_offset(v);
+    return offset == "0" ? row(v) : row(v) + " + (" + offset + ")";
+  }
+
+  // Element offset of `v` from the inner loop indices j0.. (all inner axes but the last).
+  std::string outer_inner_offset(const Value* v) const {
     std::string offset;
-    size_t n = nest_.inner.size() - (include_last ? 0 : 1);
-    for (size_t a = 0; a < n; ++a) {
+    for (size_t a = 0; a + 1 < nest_.inner.size(); ++a) {
       const Dim& s = nest_.inner[a].strides.at(v);
       if (s == Dim(0)) continue;
-      std::string idx = a + 1 == nest_.inner.size() ? "i" : fmt::format("j{}", a);
-      offset += (offset.empty() ? "" : " + ") + idx + (s == Dim(1) ? "" : " * " + cpp_int_expr(s));
+      offset += fmt::format("{}j{}{}", offset.empty() ? "" : " + ", a, s == Dim(1) ? "" : " * " + cpp_int_expr(s));
     }
     return offset.empty() ? "0" : offset;
   }
@@ -403,7 +407,7 @@ class KernelEmitter {
     if (level_of(in) == Level::Reduced) return (is_mask(in) ? "tf::mask_bcast<V>(" : "V(") + row_operand_in_body(in) + ")";
     if (!loaded_.insert(in).second) return var(in);
     const Dim& last = nest_.inner.back().strides.at(in);
-    std::string base = row(in) + " + (" + inner_offset(in, false) + ")";
+    std::string base = base_pointer(in);
     std::string load;
     if (is_mask(in)) {
       load = last == Dim(0) ? fmt::format("tf::load_mask_bcast<V>({})", base)
@@ -464,7 +468,7 @@ class KernelEmitter {
 
   void emit_store(const Value* out) {
     const Dim& last = nest_.inner.back().strides.at(out);
-    std::string base = row(out) + " + (" + inner_offset(out, false) + ")";
+    std::string base = base_pointer(out);
     if (last == Dim(1)) {
       w_.line(fmt::format("tf::store({} + i, {});", base, var(out)));
     } else {

@@ -9,6 +9,7 @@
 
 #include "build/compile_pool.h"
 #include "build/hashing.h"
+#include "build/precompiled_header.h"
 #include "codegen/kernel_emitter.h"
 #include "codegen/support_headers.h"
 #include "fusion/planner.h"
@@ -103,6 +104,7 @@ struct Executor::Impl {
     build::Toolchain toolchain = build::Toolchain::from_environment();
     std::string header_fingerprint;
     toolchain.include_dirs.push_back(install_support_headers(cache.root(), header_fingerprint));
+    build::ensure_precompiled_header(toolchain, toolchain.include_dirs.back() + "/tilefuse_kernel.h");
     kernels.resize(plan.steps.size());
     std::vector<build::CompileJob> jobs;
     for (size_t i = 0; i < plan.steps.size(); ++i) {

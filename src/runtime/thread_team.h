@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 namespace tilefuse::runtime {
 
@@ -23,7 +24,7 @@ class ThreadTeam {
 
  private:
   struct State;
-  State* state_;
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace tilefuse::runtime

@@ -90,6 +90,7 @@ void print_json(const RunCommand& command, const api::BoundInputs& inputs,
                                {"stats", stats_to_json(out.stats)}});
   }
   json["elapsed_ms"] = result.elapsed_ms;
+  json["compile_ms"] = result.compile_ms;
   json["counters"] = nlohmann::json::object();
   for (const auto& [name, value] : result.counters) json["counters"][name] = value;
   std::cout << json.dump(2) << "\n";
@@ -117,7 +118,13 @@ void print_summary(const RunCommand& command, const api::BoundInputs& inputs,
   for (const WrittenOutput& out : outputs) {
     rows.push_back({out.name, out.tensor.summary(), describe_stats(out.stats), "-> " + out.path});
   }
-  std::cout << api::render_table(rows) << fmt::format("elapsed  {:.2f} ms\n", result.elapsed_ms);
+  std::cout << api::render_table(rows) << fmt::format("elapsed  {:.2f} ms", result.elapsed_ms);
+  if (command.mode != "reference") {
+    std::cout << fmt::format(" (compile {:.0f} ms: {} kernels compiled, {} from cache; {} launches per run)",
+                             result.compile_ms, result.counters.at("compiles"), result.counters.at("cache_hits"),
+                             result.counters.at("launches"));
+  }
+  std::cout << "\n";
 }
 
 }  // namespace
@@ -130,6 +137,10 @@ CLI::App* add_run_command(CLI::App& app, RunCommand& command) {
       ->capture_default_str();
   sub->add_option("--mode", command.mode, "Execution mode: " + api::mode_choices())->capture_default_str();
   sub->add_option("--seed", command.seed, "Seed of the random data for inputs not given")->capture_default_str();
+  sub->add_option("--threads", command.threads, "Worker threads (device limit); default TILEFUSE_NUM_THREADS or all cores");
+  sub->add_option("--compile-threads", command.compile_threads,
+                  "Parallel kernel compiles; default TILEFUSE_COMPILE_THREADS or all cores (1 = synchronous)");
+  sub->add_option("--cache-dir", command.cache_dir, "Kernel cache; default TILEFUSE_CACHE_DIR or /tmp/tilefuse_<user>");
   sub->add_flag("--json", command.json, "Print the summary as one JSON object");
   sub->footer(
       "Inputs not given with --input are filled with seeded random data (floats in [-1, 1), integers in [0, 4),\n"
@@ -144,7 +155,9 @@ void execute_run_command(const RunCommand& command) {
   std::map<std::string, std::string> input_files;
   const std::map<std::string, Tensor> given = read_given_inputs(command.inputs, input_files);
   const api::BoundInputs inputs = api::bind_inputs(model.graph, given, {.fill_missing_randomly = true, .seed = command.seed});
-  const api::RunResult result = api::run_model(model.graph, inputs, mode);
+  const api::RunResult result = api::run_model(
+      model.graph, inputs, mode,
+      {.threads = command.threads, .compile_threads = command.compile_threads, .cache_dir = command.cache_dir});
   create_output_dir(command.output_dir);
   const std::vector<WrittenOutput> outputs = write_outputs(result.outputs, command.output_dir);
   if (command.json) {

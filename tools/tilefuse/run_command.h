@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,11 @@ struct RunCommand {
   std::string model;
   std::vector<std::string> inputs;  // "NAME=FILE.npy"
   std::string output_dir = ".";
-  std::string mode = "reference";
+  std::string mode = "fused";
   uint64_t seed = 0;
+  std::optional<int> threads;
+  std::optional<int> compile_threads;
+  std::string cache_dir;
   bool json = false;
 };
 

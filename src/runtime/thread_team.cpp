@@ -1,0 +1,180 @@
+#include "runtime/thread_team.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+#include "ir/error.h"
+
+namespace tilefuse::runtime {
+namespace {
+
+using Task = std::function<void(int worker, int64_t first, int64_t end)>;
+
+// A worker spins this long for the next job: long enough to catch the next kernel of an inference
+// (back-to-back launches are microseconds apart), short enough that an idle team goes to sleep
+// almost at once.
+constexpr auto kWorkerSpin = std::chrono::microseconds(50);
+// The caller spins longer while its job is in flight: it has nothing else to do, and a futex wake-up
+// (~50 us on virtual machines) would let the workers fall asleep before the next job is posted, so
+// every later run would pay two wake-ups.
+constexpr auto kCallerSpin = std::chrono::milliseconds(1);
+
+// Pure busy-waiting only this long; after it the waiter yields between checks, because the thread
+// it waits for may share its CPU (more runnable threads than cores) and would otherwise get no time.
+constexpr auto kBusySpin = std::chrono::microseconds(20);
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+// Waits until `word` differs from `old` and returns the new value: spins for `spin` (busy, then
+// yielding), then sleeps in the kernel (std::atomic::wait is a futex on Linux).
+uint32_t wait_for_change(const std::atomic<uint32_t>& word, uint32_t old, std::chrono::microseconds spin) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      const uint32_t now = word.load(std::memory_order_acquire);
+      if (now != old) return now;
+      cpu_relax();
+    }
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (waited >= spin) break;
+    if (waited >= kBusySpin) std::this_thread::yield();
+  }
+  word.wait(old, std::memory_order_acquire);
+  return word.load(std::memory_order_acquire);
+}
+
+// Worker `worker` of `workers` gets blocks [first, end): contiguous, sizes differing by at most one.
+std::pair<int64_t, int64_t> block_range(int64_t num_blocks, int workers, int worker) {
+  const int64_t base = num_blocks / workers;
+  const int64_t extra = num_blocks % workers;
+  const int64_t first = worker * base + std::min<int64_t>(worker, extra);
+  return {first, first + base + (worker < extra ? 1 : 0)};
+}
+
+// The team a thread is currently running a task for: a task calling run() on its own team would
+// deadlock, so that is caught as the bug it is.
+thread_local const ThreadTeam* t_active_team = nullptr;
+
+class ActiveTeamScope {
+ public:
+  explicit ActiveTeamScope(const ThreadTeam* team) : previous_(std::exchange(t_active_team, team)) {}
+  ~ActiveTeamScope() { t_active_team = previous_; }
+  ActiveTeamScope(const ActiveTeamScope&) = delete;
+  ActiveTeamScope& operator=(const ActiveTeamScope&) = delete;
+
+ private:
+  const ThreadTeam* previous_;
+};
+
+}  // namespace
+
+struct ThreadTeam::State {
+  const ThreadTeam* team = nullptr;
+  std::vector<std::thread> threads;            // workers 1 .. size-1
+  std::vector<std::exception_ptr> errors;      // one slot per worker, so no lock is needed
+  std::mutex run_mutex;                        // one run() at a time, from any thread
+  // The job: written by run() only while every worker is idle, published by `generation`.
+  const Task* task = nullptr;
+  int64_t num_blocks = 0;
+  int active_workers = 0;
+  bool stopping = false;
+  alignas(64) std::atomic<uint32_t> generation{0};  // bumped once per job
+  alignas(64) std::atomic<uint32_t> pending{0};     // helper workers still busy with the job
+
+  int size() const { return static_cast<int>(threads.size()) + 1; }
+
+  // Runs this worker's share of the current job, capturing any exception.
+  void work(int worker) {
+    if (worker >= active_workers) return;
+    const auto [first, end] = block_range(num_blocks, active_workers, worker);
+    try {
+      (*task)(worker, first, end);
+    } catch (...) {
+      errors[worker] = std::current_exception();
+    }
+  }
+
+  void worker_loop(int worker) {
+    t_active_team = team;
+    uint32_t seen = 0;
+    for (;;) {
+      seen = wait_for_change(generation, seen, kWorkerSpin);
+      if (stopping) return;
+      work(worker);
+      if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) pending.notify_one();
+    }
+  }
+
+  void publish_and_wait(bool stop) {
+    stopping = stop;
+    pending.store(static_cast<uint32_t>(threads.size()), std::memory_order_relaxed);
+    generation.fetch_add(1, std::memory_order_release);
+    generation.notify_all();
+    if (stop) return;
+    work(0);
+    for (uint32_t left = pending.load(std::memory_order_acquire); left != 0;
+         left = pending.load(std::memory_order_acquire)) {
+      wait_for_change(pending, left, kCallerSpin);
+    }
+  }
+
+  void rethrow_first_error() {
+    for (std::exception_ptr& error : errors) {
+      if (error) std::rethrow_exception(std::exchange(error, nullptr));
+    }
+  }
+};
+
+ThreadTeam::ThreadTeam(int threads) {
+  if (threads < 1) fail_internal("a thread team needs at least one thread, got {}", threads);
+  state_ = std::make_unique<State>();
+  state_->team = this;
+  state_->errors.resize(threads);
+  state_->threads.reserve(threads - 1);
+  for (int worker = 1; worker < threads; ++worker) {
+    state_->threads.emplace_back([state = state_.get(), worker] { state->worker_loop(worker); });
+  }
+}
+
+ThreadTeam::~ThreadTeam() {
+  {
+    std::lock_guard lock(state_->run_mutex);
+    state_->publish_and_wait(/*stop=*/true);
+  }
+  for (std::thread& thread : state_->threads) thread.join();
+}
+
+int ThreadTeam::size() const { return state_->size(); }
+
+void ThreadTeam::run(int64_t num_blocks, const Task& fn) {
+  if (num_blocks <= 0) return;
+  if (t_active_team == this) fail_internal("ThreadTeam::run called from inside one of its own tasks");
+  ActiveTeamScope scope(this);
+  if (state_->threads.empty()) {  // a team of one is just the caller: no synchronisation at all
+    fn(0, 0, num_blocks);
+    return;
+  }
+  std::lock_guard lock(state_->run_mutex);
+  State& state = *state_;
+  state.task = &fn;
+  state.num_blocks = num_blocks;
+  state.active_workers = static_cast<int>(std::min<int64_t>(state.size(), num_blocks));
+  state.publish_and_wait(/*stop=*/false);
+  state.rethrow_first_error();
+}
+
+}  // namespace tilefuse::runtime

@@ -1,0 +1,196 @@
+#include "runtime/thread_team.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ir/error.h"
+
+namespace tilefuse::runtime {
+namespace {
+
+struct Range {
+  int worker;
+  int64_t first;
+  int64_t end;
+};
+
+// Runs one job and records which worker got which range and how often each block was visited.
+struct Recording {
+  std::vector<std::atomic<int>> visits;
+  std::mutex mutex;
+  std::vector<Range> ranges;
+
+  explicit Recording(int64_t num_blocks) : visits(num_blocks) {}
+
+  void run(ThreadTeam& team) {
+    team.run(static_cast<int64_t>(visits.size()), [&](int worker, int64_t first, int64_t end) {
+      for (int64_t block = first; block < end; ++block) visits[block].fetch_add(1);
+      std::lock_guard lock(mutex);
+      ranges.push_back({worker, first, end});
+    });
+  }
+};
+
+void expect_balanced_cover(const Recording& recording, int team_size) {
+  const auto num_blocks = static_cast<int64_t>(recording.visits.size());
+  for (int64_t block = 0; block < num_blocks; ++block) {
+    EXPECT_EQ(recording.visits[block].load(), 1) << "block " << block;
+  }
+  const auto expected_workers = static_cast<size_t>(std::min<int64_t>(team_size, num_blocks));
+  ASSERT_EQ(recording.ranges.size(), expected_workers);
+  std::set<int> workers;
+  int64_t smallest = num_blocks;
+  int64_t largest = 0;
+  for (const Range& range : recording.ranges) {
+    EXPECT_GE(range.worker, 0);
+    EXPECT_LT(range.worker, team_size);
+    workers.insert(range.worker);
+    smallest = std::min(smallest, range.end - range.first);
+    largest = std::max(largest, range.end - range.first);
+  }
+  EXPECT_EQ(workers.size(), expected_workers) << "a worker ran two ranges";
+  EXPECT_LE(largest - smallest, 1) << "ranges are not balanced";
+  EXPECT_GE(smallest, 1) << "a worker was called with no blocks";
+}
+
+TEST(ThreadTeam, VisitsEveryBlockExactlyOnceInBalancedRanges) {
+  for (int size : {1, 2, 3, 4, 7, 8}) {
+    ThreadTeam team(size);
+    EXPECT_EQ(team.size(), size);
+    for (int64_t num_blocks : {1, 2, 3, 5, 7, 8, 9, 64, 1000, 1001}) {
+      SCOPED_TRACE("team of " + std::to_string(size) + ", " + std::to_string(num_blocks) + " blocks");
+      Recording recording(num_blocks);
+      recording.run(team);
+      expect_balanced_cover(recording, size);
+    }
+  }
+}
+
+TEST(ThreadTeam, NeedsAtLeastOneThread) { EXPECT_THROW(ThreadTeam(0), InternalError); }
+
+TEST(ThreadTeam, ZeroBlocksCallsNothing) {
+  ThreadTeam team(3);
+  bool called = false;
+  team.run(0, [&](int, int64_t, int64_t) { called = true; });
+  EXPECT_FALSE(called);
+}
+
+TEST(ThreadTeam, CallerIsWorkerZeroAndOthersAreOtherThreads) {
+  ThreadTeam team(2);
+  std::thread::id ids[2];
+  team.run(2, [&](int worker, int64_t, int64_t) { ids[worker] = std::this_thread::get_id(); });
+  EXPECT_EQ(ids[0], std::this_thread::get_id());
+  EXPECT_NE(ids[1], std::this_thread::get_id());
+  EXPECT_NE(ids[1], std::thread::id());
+}
+
+TEST(ThreadTeam, TeamOfOneRunsEverythingOnTheCaller) {
+  ThreadTeam team(1);
+  std::vector<Range> calls;
+  std::thread::id id;
+  team.run(10, [&](int worker, int64_t first, int64_t end) {
+    calls.push_back({worker, first, end});
+    id = std::this_thread::get_id();
+  });
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].worker, 0);
+  EXPECT_EQ(calls[0].first, 0);
+  EXPECT_EQ(calls[0].end, 10);
+  EXPECT_EQ(id, std::this_thread::get_id());
+}
+
+TEST(ThreadTeam, ManyRepeatedRunsLoseNoWork) {
+  ThreadTeam team(4);
+  std::atomic<int64_t> total{0};
+  constexpr int kRuns = 3000;
+  for (int i = 0; i < kRuns; ++i) {
+    team.run(1 + i % 7, [&](int, int64_t first, int64_t end) { total.fetch_add(end - first); });
+  }
+  int64_t expected = 0;
+  for (int i = 0; i < kRuns; ++i) expected += 1 + i % 7;
+  EXPECT_EQ(total.load(), expected);
+}
+
+TEST(ThreadTeam, RethrowsAWorkersExceptionAndStaysUsable) {
+  for (int thrower : {0, 1, 3}) {
+    ThreadTeam team(4);
+    std::atomic<int> finished{0};
+    try {
+      team.run(4, [&](int worker, int64_t, int64_t) {
+        if (worker == thrower) throw std::runtime_error("worker " + std::to_string(worker) + " failed");
+        finished.fetch_add(1);
+      });
+      ADD_FAILURE() << "no exception from worker " << thrower;
+    } catch (const std::runtime_error& error) {
+      EXPECT_EQ(std::string(error.what()), "worker " + std::to_string(thrower) + " failed");
+    }
+    EXPECT_EQ(finished.load(), 3) << "run returned before the other workers finished";
+    Recording recording(100);
+    recording.run(team);
+    expect_balanced_cover(recording, 4);
+  }
+}
+
+TEST(ThreadTeam, TeamOfOnePropagatesExceptions) {
+  ThreadTeam team(1);
+  EXPECT_THROW(team.run(3, [](int, int64_t, int64_t) { throw std::runtime_error("boom"); }), std::runtime_error);
+}
+
+TEST(ThreadTeam, NestedRunIsReportedAsABug) {
+  for (int size : {1, 3}) {
+    ThreadTeam team(size);
+    EXPECT_THROW(team.run(size, [&](int, int64_t, int64_t) { team.run(1, [](int, int64_t, int64_t) {}); }),
+                 InternalError);
+  }
+}
+
+TEST(ThreadTeam, RunsFromTwoCallersAreSerialised) {
+  ThreadTeam team(3);
+  std::atomic<int64_t> total{0};
+  auto caller = [&] {
+    for (int i = 0; i < 500; ++i) team.run(5, [&](int, int64_t first, int64_t end) { total.fetch_add(end - first); });
+  };
+  std::thread other(caller);
+  caller();
+  other.join();
+  EXPECT_EQ(total.load(), 2 * 500 * 5);
+}
+
+TEST(ThreadTeam, DestroysCleanlyWhileIdle) {
+  { ThreadTeam never_used(4); }
+  ThreadTeam team(4);
+  Recording recording(8);
+  recording.run(team);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // workers now asleep, not spinning
+  // The destructor runs at scope exit; a hang or crash here fails the test.
+}
+
+double process_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+TEST(ThreadTeam, AnIdleTeamUsesNoCpu) {
+  ThreadTeam team(4);
+  Recording recording(4);
+  recording.run(team);
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));  // past the short spin
+  const double before = process_cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Three workers spinning would burn up to 0.9 s of CPU here; sleeping ones burn none.
+  EXPECT_LT(process_cpu_seconds() - before, 0.05);
+}
+
+}  // namespace
+}  // namespace tilefuse::runtime
