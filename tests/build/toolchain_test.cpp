@@ -7,21 +7,14 @@
 
 #include "build_test_support.h"
 #include "ir/error.h"
+#include "support/user_error.h"
 
 namespace tilefuse::build {
 namespace {
 
 using ::testing::HasSubstr;
 
-std::string user_error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const UserError& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected a UserError";
-  return "";
-}
+using testing_support::user_error;
 
 TEST(Toolchain, DefaultsToCxxWithStrictMathFlags) {
   testing::ScopedEnv cxx("TILEFUSE_CXX", std::nullopt);
@@ -42,26 +35,26 @@ TEST(Toolchain, ShellSyntaxInTheVariableIsNeverExecuted) {
   testing::TempDir dir;
   const std::string marker = dir.file("injected");
   testing::ScopedEnv cxx("TILEFUSE_CXX", "c++;touch " + marker);
-  std::string message = user_error_of([] { Toolchain::from_environment(); });
+  std::string message = user_error([] { Toolchain::from_environment(); });
   EXPECT_THAT(message, HasSubstr("TILEFUSE_CXX"));
   EXPECT_FALSE(std::filesystem::exists(marker));
 }
 
 TEST(Toolchain, UnrunnableCompilerIsUserErrorNamingVariableAndCommand) {
   testing::ScopedEnv cxx("TILEFUSE_CXX", "/nonexistent/bin/g++");
-  std::string message = user_error_of([] { Toolchain::from_environment(); });
+  std::string message = user_error([] { Toolchain::from_environment(); });
   EXPECT_THAT(message, HasSubstr("TILEFUSE_CXX"));
   EXPECT_THAT(message, HasSubstr("/nonexistent/bin/g++"));
 }
 
 TEST(Toolchain, CompilerThatFailsVersionIsUserError) {
   testing::ScopedEnv cxx("TILEFUSE_CXX", "false");
-  EXPECT_THAT(user_error_of([] { Toolchain::from_environment(); }), HasSubstr("exit code 1"));
+  EXPECT_THAT(user_error([] { Toolchain::from_environment(); }), HasSubstr("exit code 1"));
 }
 
 TEST(Toolchain, BlankVariableIsUserError) {
   testing::ScopedEnv cxx("TILEFUSE_CXX", "  ");
-  EXPECT_THAT(user_error_of([] { Toolchain::from_environment(); }), HasSubstr("TILEFUSE_CXX is empty"));
+  EXPECT_THAT(user_error([] { Toolchain::from_environment(); }), HasSubstr("TILEFUSE_CXX is empty"));
 }
 
 TEST(Toolchain, CompiledLibraryLoadsAndRuns) {
@@ -82,7 +75,7 @@ TEST(Toolchain, CompileErrorCarriesDiagnosticsAndCommand) {
   testing::write_text(dir.file("bad.cpp"), "int f() { return undeclared_thing; }\n");
   Toolchain toolchain = Toolchain::from_environment();
   std::string message =
-      user_error_of([&] { compile_shared_library(toolchain, dir.file("bad.cpp"), dir.file("bad.so")); });
+      user_error([&] { compile_shared_library(toolchain, dir.file("bad.cpp"), dir.file("bad.so")); });
   EXPECT_THAT(message, HasSubstr("undeclared_thing"));  // the compiler's diagnostic
   EXPECT_THAT(message, HasSubstr("-march=native"));     // the command line
   EXPECT_THAT(message, HasSubstr("bad.cpp"));

@@ -5,6 +5,7 @@
 
 #include "io/test_support.h"
 #include "ir/error.h"
+#include "support/user_error.h"
 
 namespace tilefuse::io {
 namespace {
@@ -32,15 +33,7 @@ Tensor sample_tensor(DType dtype, std::vector<int64_t> shape) {
   return t;
 }
 
-std::string expect_user_error(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a UserError";
-  return "";
-}
+using testing_support::user_error;
 
 TEST(Npy, RoundTripsEveryNumpyDtype) {
   ScratchDir dir;
@@ -209,7 +202,7 @@ TEST(Npy, RejectsDamagedOrUnsupportedFilesNamingTheProblem) {
     SCOPED_TRACE(c.name);
     ScratchDir dir;
     std::string path = damaged_file(dir, c.mutate);
-    std::string message = expect_user_error([&] { read_npy(path); });
+    std::string message = user_error([&] { read_npy(path); });
     EXPECT_THAT(message, HasSubstr(path));
     EXPECT_THAT(message, HasSubstr(c.expected_message));
   }
@@ -217,13 +210,13 @@ TEST(Npy, RejectsDamagedOrUnsupportedFilesNamingTheProblem) {
 
 TEST(Npy, MissingFileIsAUserError) {
   ScratchDir dir;
-  std::string message = expect_user_error([&] { read_npy(dir.file("absent.npy")); });
+  std::string message = user_error([&] { read_npy(dir.file("absent.npy")); });
   EXPECT_THAT(message, HasSubstr("absent.npy"));
 }
 
 TEST(Npy, FailedWriteNamesTheFileAndLeavesNoTemporary) {
   ScratchDir dir;
-  std::string message = expect_user_error([&] { write_npy(dir.file("no/such/dir/x.npy"), Tensor(DType::f32, {1})); });
+  std::string message = user_error([&] { write_npy(dir.file("no/such/dir/x.npy"), Tensor(DType::f32, {1})); });
   EXPECT_THAT(message, HasSubstr("no/such/dir/x.npy"));
   write_npy(dir.file("x.npy"), Tensor(DType::f32, {1}));
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1)

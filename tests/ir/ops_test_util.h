@@ -2,6 +2,8 @@
 // capture the UserError message of a graph that must be rejected.
 #pragma once
 
+#include "support/user_error.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -31,17 +33,7 @@ inline Node* infer(Graph& g, const std::string& op, std::vector<Value*> inputs, 
   return node;
 }
 
-// The message of the UserError `f` throws; records a test failure if it throws none.
-template <typename F>
-std::string user_error(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a UserError";
-  return "";
-}
+using testing_support::user_error;
 
 // Output `i` of `node`: shape as text ("[N, 3]") for compact expectations.
 inline std::string shape_of_output(const Node* node, size_t i = 0) {

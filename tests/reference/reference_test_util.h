@@ -2,6 +2,8 @@
 // compare results with hand-computed values, capture the UserError of a rejected node.
 #pragma once
 
+#include "support/user_error.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -49,16 +51,6 @@ inline void expect_tensor(const Tensor& actual, DType dtype, const std::vector<i
   EXPECT_TRUE(r.ok) << r.message;
 }
 
-// The message of the UserError `f` throws; records a failure if it throws none.
-template <typename F>
-std::string user_error(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a UserError";
-  return "";
-}
+using testing_support::user_error;
 
 }  // namespace tilefuse::testing

@@ -1,0 +1,179 @@
+#include "frontend/opset_support.h"
+
+#include <map>
+#include <optional>
+#include <vector>
+
+#include <onnx/version_converter/convert.h>
+#include <spdlog/spdlog.h>
+
+#include "frontend/tensor_proto_conversion.h"
+#include "ir/error.h"
+#include "ir/op_registry.h"
+
+namespace tilefuse::frontend {
+
+namespace {
+
+constexpr const char* kMicrosoftDomain = "com.microsoft";
+
+bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+std::string domain_label(const std::string& domain) { return is_default_domain(domain) ? "ai.onnx" : domain; }
+
+std::optional<int64_t> imported_opset(const onnx::ModelProto& model, const std::string& domain) {
+  for (const auto& opset : model.opset_import()) {
+    bool match = is_default_domain(domain) ? is_default_domain(opset.domain()) : opset.domain() == domain;
+    if (match) return opset.version();
+  }
+  return std::nullopt;
+}
+
+onnx::OperatorSetIdProto* mutable_default_opset(onnx::ModelProto& model) {
+  for (auto& opset : *model.mutable_opset_import()) {
+    if (is_default_domain(opset.domain())) return &opset;
+  }
+  fail_internal("mutable_default_opset: the model imports no default-domain opset");
+}
+
+bool is_supported(const onnx::NodeProto& node) {
+  if (is_default_domain(node.domain())) {
+    // Constant nodes become constant Values; they are not an IR op.
+    return node.op_type() == "Constant" || OpRegistry::global().find(node.op_type()) != nullptr;
+  }
+  return node.domain() == kMicrosoftDomain && node.op_type() == "Gelu";
+}
+
+// The ops whose opset-18 form differs from opset 17 and that we rewrite: every Reduce* we import
+// except ReduceSum, which already took `axes` as an input in opset 13.
+bool takes_axes_input_since_18(const std::string& op) {
+  return op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd";
+}
+
+std::vector<int64_t> axes_values(const onnx::TensorProto& proto, const std::string& where) {
+  Tensor t = tensor_from_proto(proto, where);
+  if (t.dtype() != DType::i64) fail_user("{}: input 'axes' must be int64, got {}", where, dtype_name(t.dtype()));
+  return t.to_i64_vector();
+}
+
+// Constant contents of `name`: an initializer or the `value` of a Constant node.
+std::optional<std::vector<int64_t>> constant_axes(const onnx::GraphProto& graph, const std::string& name,
+                                                  const std::string& where) {
+  for (const auto& init : graph.initializer()) {
+    if (init.name() == name) return axes_values(init, where);
+  }
+  for (const auto& node : graph.node()) {
+    if (node.op_type() != "Constant" || node.output_size() != 1 || node.output(0) != name) continue;
+    for (const auto& attr : node.attribute()) {
+      if (attr.name() == "value" && attr.type() == onnx::AttributeProto::TENSOR) return axes_values(attr.t(), where);
+    }
+  }
+  return std::nullopt;
+}
+
+void remove_attribute(onnx::NodeProto& node, const std::string& name) {
+  auto* attrs = node.mutable_attribute();
+  for (int i = 0; i < attrs->size(); ++i) {
+    if (attrs->Get(i).name() == name) {
+      attrs->DeleteSubrange(i, 1);
+      return;
+    }
+  }
+}
+
+int64_t int_attribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
+  for (const auto& attr : node.attribute()) {
+    if (attr.name() == name) return attr.i();
+  }
+  return fallback;
+}
+
+// ReduceX(data, axes-input) -> ReduceX(data){axes=...}; with no or empty axes and
+// noop_with_empty_axes=1 the opset-18 op is the identity.
+void move_axes_to_attribute(onnx::NodeProto& node, const onnx::GraphProto& graph, const std::string& where) {
+  std::vector<int64_t> axes;
+  if (node.input_size() >= 2 && !node.input(1).empty()) {
+    auto values = constant_axes(graph, node.input(1), where);
+    if (!values) fail_user("{}: input 'axes' must be a constant (initializer or Constant node)", where);
+    axes = *values;
+  }
+  bool noop = int_attribute(node, "noop_with_empty_axes", 0) != 0;
+  remove_attribute(node, "noop_with_empty_axes");
+  while (node.input_size() > 1) node.mutable_input()->RemoveLast();
+  if (axes.empty() && noop) {
+    node.set_op_type("Identity");
+    node.clear_attribute();
+    return;
+  }
+  if (axes.empty()) return;
+  auto* attr = node.add_attribute();
+  attr->set_name("axes");
+  attr->set_type(onnx::AttributeProto::INTS);
+  for (int64_t a : axes) attr->add_ints(a);
+}
+
+void check_split_18(const onnx::NodeProto& node, const std::string& where) {
+  for (const auto& attr : node.attribute()) {
+    if (attr.name() == "num_outputs") {
+      fail_user("{}: attribute 'num_outputs' (opset 18) is not supported; give the sizes as input 'split'",
+                where);
+    }
+  }
+}
+
+}  // namespace
+
+int default_domain_opset(const onnx::ModelProto& model, const std::string& origin) {
+  std::optional<int64_t> version = imported_opset(model, "");
+  if (!version) fail_user("{}: the model imports no opset for the default domain 'ai.onnx'", origin);
+  if (*version > kMaxOpset) {
+    fail_user("{}: opset {} of domain 'ai.onnx' is not supported (opsets {} to {} are; older ones are converted)",
+              origin, *version, kMinNativeOpset, kMaxOpset);
+  }
+  if (*version < 1) fail_user("{}: opset {} of domain 'ai.onnx' is not a valid opset", origin, *version);
+  return static_cast<int>(*version);
+}
+
+void check_ops_supported(const onnx::ModelProto& model, const std::string& origin) {
+  std::string message;
+  for (const auto& node : model.graph().node()) {
+    if (is_supported(node)) continue;
+    std::optional<int64_t> opset = imported_opset(model, node.domain());
+    if (!message.empty()) message += '\n';
+    message += fmt::format("{}: unsupported op '{}' (node '{}', domain '{}', opset {})", origin, node.op_type(),
+                           node.name(), domain_label(node.domain()),
+                           opset ? std::to_string(*opset) : "not imported");
+  }
+  if (!message.empty()) throw UserError(message);
+}
+
+void adapt_opset18_to_17(onnx::ModelProto& model, const std::string& origin) {
+  onnx::OperatorSetIdProto* opset = mutable_default_opset(model);
+  if (opset->version() != 18) return;
+  onnx::GraphProto* graph = model.mutable_graph();
+  for (auto& node : *graph->mutable_node()) {
+    if (!is_default_domain(node.domain())) continue;
+    std::string where = fmt::format("{}: node '{}' ({}, opset 18)", origin, node.name(), node.op_type());
+    if (takes_axes_input_since_18(node.op_type())) move_axes_to_attribute(node, *graph, where);
+    if (node.op_type() == "Split") check_split_18(node, where);
+  }
+  opset->set_version(kTargetOpset);
+}
+
+void convert_old_opset(onnx::ModelProto& model, const std::string& origin) {
+  int64_t version = mutable_default_opset(model)->version();
+  if (version >= kMinNativeOpset) return;
+  spdlog::info("{}: converting opset {} to opset {} with onnx's version converter", origin, version, kTargetOpset);
+  try {
+    model = onnx::version_conversion::ConvertVersion(model, kTargetOpset);
+  } catch (const std::exception& e) {
+    fail_user("{}: cannot convert opset {} to opset {}: {}", origin, version, kTargetOpset, e.what());
+  }
+}
+
+std::string ir_op_name(const onnx::NodeProto& node) {
+  if (node.domain() == kMicrosoftDomain && node.op_type() == "Gelu") return "Gelu";
+  return node.op_type();
+}
+
+}  // namespace tilefuse::frontend

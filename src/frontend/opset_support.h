@@ -1,0 +1,33 @@
+// Which ONNX opsets and ops we import, and bringing a model's default-domain opset to the one
+// our IR speaks (17). Opsets 13-17 are taken as they are; 18 is rewritten to its opset-17 form
+// (onnx 1.12, our parser, predates it); older opsets go through onnx's version converter.
+#pragma once
+
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+namespace tilefuse::frontend {
+
+inline constexpr int kTargetOpset = 17;
+inline constexpr int kMinNativeOpset = 13;
+inline constexpr int kMaxOpset = 18;
+
+// The default-domain ("" / "ai.onnx") opset the model imports; an error when it imports none or
+// one newer than kMaxOpset.
+int default_domain_opset(const onnx::ModelProto& model, const std::string& origin);
+
+// Throws one UserError listing every node whose op we do not import, each as
+// "<origin>: unsupported op 'NonZero' (node 'nz_3', domain 'ai.onnx', opset 17)".
+void check_ops_supported(const onnx::ModelProto& model, const std::string& origin);
+
+// Before the checker: rewrites opset-18 forms (Reduce* with an `axes` input) to opset 17.
+void adapt_opset18_to_17(onnx::ModelProto& model, const std::string& origin);
+
+// After the checker: converts opsets below 13 to 17 with onnx's version converter.
+void convert_old_opset(onnx::ModelProto& model, const std::string& origin);
+
+// The IR op a node maps to: its op type, except com.microsoft Gelu -> our Gelu.
+std::string ir_op_name(const onnx::NodeProto& node);
+
+}  // namespace tilefuse::frontend
