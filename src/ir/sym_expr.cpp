@@ -26,6 +26,19 @@ int64_t floordiv_i64(int64_t a, int64_t b) {
 
 int64_t mod_i64(int64_t a, int64_t b) { return a - floordiv_i64(a, b) * b; }
 
+// Dimension arithmetic never wraps silently: a model whose sizes overflow int64 is rejected.
+int64_t checked_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) fail_user("symbolic dimension arithmetic overflows int64: {} + {}", a, b);
+  return r;
+}
+
+int64_t checked_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) fail_user("symbolic dimension arithmetic overflows int64: {} * {}", a, b);
+  return r;
+}
+
 // Printing precedence: sums bind loosest, then products/divisions, then atoms.
 int precedence(SymExpr::Kind kind) {
   switch (kind) {
@@ -129,11 +142,11 @@ struct SymSimplifier {
       }
       auto [coef, rest] = split_coefficient(e);
       if (rest.is_const()) {
-        constant += coef * rest.value();
+        constant = checked_add(constant, checked_mul(coef, rest.value()));
         continue;
       }
       auto [it, inserted] = terms.try_emplace(rest.to_string(), 0, rest);
-      it->second.first += coef;
+      it->second.first = checked_add(it->second.first, coef);
     }
     std::vector<SymExpr> ops;
     for (auto& [key, term] : terms) {
@@ -158,7 +171,7 @@ struct SymSimplifier {
       if (e.kind() == Kind::Mul) {
         for (auto it = e.operands().rbegin(); it != e.operands().rend(); ++it) stack.push_back(*it);
       } else if (e.is_const()) {
-        constant *= e.value();
+        constant = checked_mul(constant, e.value());
       } else {
         factors.push_back(e);
       }
@@ -272,12 +285,12 @@ int64_t SymExpr::evaluate(const SymbolBindings& bindings) const {
     }
     case Kind::Add: {
       int64_t sum = 0;
-      for (const auto& op : operands()) sum += op.evaluate(bindings);
+      for (const auto& op : operands()) sum = checked_add(sum, op.evaluate(bindings));
       return sum;
     }
     case Kind::Mul: {
       int64_t product = 1;
-      for (const auto& op : operands()) product *= op.evaluate(bindings);
+      for (const auto& op : operands()) product = checked_mul(product, op.evaluate(bindings));
       return product;
     }
     case Kind::FloorDiv:

@@ -184,5 +184,13 @@ TEST(SymExprTest, ParseErrors) {
   }
 }
 
+TEST(SymExprTest, OverflowIsAUserErrorNotAWrap) {
+  const Dim huge(int64_t{1} << 62);
+  EXPECT_THROW(huge * Dim(4), UserError);
+  EXPECT_THROW(huge + huge, UserError);
+  Dim n = Dim::symbol("N");
+  EXPECT_THROW((n * huge).evaluate({{"N", 8}}), UserError);
+}
+
 }  // namespace
 }  // namespace tilefuse

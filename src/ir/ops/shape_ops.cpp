@@ -84,7 +84,7 @@ void infer_constant_of_shape(Node& node, Graph& graph) {
   std::optional<Values> values;
   if (!is_float(fill.dtype()) && shape.size() <= 1 && is_static(shape)) {
     int64_t count = shape.empty() ? 1 : shape[0].value();
-    values = Values(static_cast<size_t>(count), Dim(fill.get_i64(0)));
+    if (count <= kMaxSymValueElements) values = Values(static_cast<size_t>(count), Dim(fill.get_i64(0)));
   }
   set_output(node, 0, fill.dtype(), shape, values);
 }
