@@ -1,10 +1,12 @@
 #include "api/inspect.h"
 
+#include <cmath>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "api/text_table.h"
+#include "fusion/execution_plan.h"
 
 namespace tilefuse::api {
 namespace {
@@ -12,12 +14,39 @@ namespace {
 constexpr TensorRole kRoles[] = {TensorRole::input, TensorRole::constant, TensorRole::intermediate,
                                  TensorRole::output};
 
-TensorRole role_of(const Value& value, const std::set<const Value*>& inputs, const std::set<const Value*>& outputs) {
-  if (inputs.count(&value)) return TensorRole::input;
-  if (value.is_constant()) return TensorRole::constant;
-  if (outputs.count(&value)) return TensorRole::output;
-  return TensorRole::intermediate;
-}
+// The plan table lists this many op types of a kernel; the JSON lists them all.
+constexpr size_t kOpsShownPerStep = 6;
+
+// Which role a value of one graph plays in it.
+class RoleLookup {
+ public:
+  explicit RoleLookup(const Graph& graph)
+      : inputs_(graph.inputs().begin(), graph.inputs().end()), outputs_(graph.outputs().begin(), graph.outputs().end()) {}
+
+  TensorRole role_of(const Value& value) const {
+    if (inputs_.count(&value)) return TensorRole::input;
+    if (value.is_constant()) return TensorRole::constant;
+    if (outputs_.count(&value)) return TensorRole::output;
+    return TensorRole::intermediate;
+  }
+
+  TensorInfo describe(const Value& value) const {
+    Dim bytes = num_elements(value.shape) * Dim(static_cast<int64_t>(dtype_size(value.dtype)));
+    return {value.name, role_of(value), value.dtype, value.shape, bytes};
+  }
+
+  std::vector<TensorInfo> describe_all(const std::vector<Value*>& values) const {
+    std::vector<TensorInfo> out;
+    for (const Value* v : values) {
+      if (v != nullptr) out.push_back(describe(*v));  // absent optional inputs
+    }
+    return out;
+  }
+
+ private:
+  std::set<const Value*> inputs_;
+  std::set<const Value*> outputs_;
+};
 
 // Inputs first, then constants, then node outputs in topological order: the order a reader
 // follows the data.
@@ -35,9 +64,130 @@ std::vector<const Value*> values_in_reading_order(const Graph& graph) {
   return ordered;
 }
 
+PlanStepInfo describe_step(const fusion::PlanStep& step, const RoleLookup& roles) {
+  PlanStepInfo info;
+  info.kind = step.kind;
+  info.bytes = fusion::step_bytes(step);
+  if (step.kind != fusion::StepKind::Kernel) {
+    // What step_bytes counts for these steps: every present input and every output.
+    info.name = step.node->name;
+    info.ops = {{step.node->op, step.node->name}};
+    info.inputs = roles.describe_all(step.node->inputs);
+    info.outputs = roles.describe_all(step.node->outputs);
+    return info;
+  }
+  const fusion::FusedKernel& kernel = step.kernel;
+  info.name = kernel.name;
+  for (const Node* n : kernel.nodes) info.ops.push_back({n->op, n->name});
+  info.patterns = kernel.patterns;
+  info.domain = kernel.space.domain;
+  info.reduced_axes = kernel.space.reduced_axes;
+  info.inputs = roles.describe_all(kernel.inputs);
+  info.outputs = roles.describe_all(kernel.outputs);
+  return info;
+}
+
+double reduction(double fused, double unfused) { return unfused == 0 ? 0 : 1 - fused / unfused; }
+
+PlanSummary summarize_plans(const Graph& graph) {
+  const fusion::ExecutionPlan fused = fusion::plan_for_execution(graph, true);
+  const fusion::ExecutionPlan unfused = fusion::plan_for_execution(graph, false);
+  PlanSummary summary;
+  const RoleLookup roles(fused.graph);
+  for (const fusion::PlanStep& step : fused.plan.steps) summary.steps.push_back(describe_step(step, roles));
+  summary.kernels_fused = fused.plan.num_kernels();
+  summary.kernels_unfused = unfused.plan.num_kernels();
+  summary.bytes_fused = fused.plan.compulsory_bytes();
+  summary.bytes_unfused = unfused.plan.compulsory_bytes();
+  summary.launch_reduction = reduction(static_cast<double>(summary.kernels_fused),
+                                       static_cast<double>(summary.kernels_unfused));
+  for (const Dim& bytes : {summary.bytes_fused, summary.bytes_unfused}) {
+    for (const std::string& s : bytes.symbols()) summary.ratio_bindings[s] = kSymbolSizeForRatios;
+  }
+  summary.bytes_reduction = reduction(static_cast<double>(summary.bytes_fused.evaluate(summary.ratio_bindings)),
+                                      static_cast<double>(summary.bytes_unfused.evaluate(summary.ratio_bindings)));
+  return summary;
+}
+
 nlohmann::json bytes_to_json(const Dim& bytes) {
   if (bytes.is_const()) return bytes.value();
   return bytes.to_string();
+}
+
+// Ratios with three decimals: enough to read a percentage, stable in tests and diffs.
+double rounded(double ratio) { return std::round(ratio * 1000) / 1000; }
+
+nlohmann::json tensor_to_json(const TensorInfo& t) {
+  return {{"name", t.name},
+          {"role", role_name(t.role)},
+          {"dtype", dtype_name(t.dtype)},
+          {"shape", shape_to_string(t.shape)},
+          {"bytes", bytes_to_json(t.bytes)}};
+}
+
+nlohmann::json tensors_to_json(const std::vector<TensorInfo>& tensors) {
+  nlohmann::json json = nlohmann::json::array();
+  for (const TensorInfo& t : tensors) json.push_back(tensor_to_json(t));
+  return json;
+}
+
+nlohmann::json step_to_json(const PlanStepInfo& step) {
+  nlohmann::json json = {{"kind", fusion::step_kind_name(step.kind)}, {"name", step.name}};
+  json["ops"] = nlohmann::json::array();
+  for (const PlanOp& op : step.ops) json["ops"].push_back({{"op", op.op}, {"node", op.node}});
+  if (step.kind == fusion::StepKind::Kernel) {
+    json["patterns"] = step.patterns;
+    json["domain"] = shape_to_string(step.domain);
+    json["reduced_axes"] = step.reduced_axes;
+  }
+  json["inputs"] = tensors_to_json(step.inputs);
+  json["outputs"] = tensors_to_json(step.outputs);
+  json["bytes"] = bytes_to_json(step.bytes);
+  return json;
+}
+
+void add_plan_json(const PlanSummary& plan, nlohmann::json& json) {
+  json["plan"] = nlohmann::json::array();
+  for (const PlanStepInfo& step : plan.steps) json["plan"].push_back(step_to_json(step));
+  json["kernels_fused"] = plan.kernels_fused;
+  json["kernels_unfused"] = plan.kernels_unfused;
+  json["bytes_fused"] = bytes_to_json(plan.bytes_fused);
+  json["bytes_unfused"] = bytes_to_json(plan.bytes_unfused);
+  json["launch_reduction"] = rounded(plan.launch_reduction);
+  json["bytes_reduction"] = rounded(plan.bytes_reduction);
+  if (!plan.ratio_bindings.empty()) json["bytes_reduction_at"] = plan.ratio_bindings;
+}
+
+std::string percent_cut(double reduction) { return fmt::format("-{:.0f}%", reduction * 100); }
+
+std::string bindings_text(const SymbolBindings& bindings) {
+  std::string out;
+  for (const auto& [symbol, value] : bindings) out += fmt::format("{}{}={}", out.empty() ? "" : ", ", symbol, value);
+  return out;
+}
+
+// "Add Mul Erf" for a kernel, abbreviated after kOpsShownPerStep op types.
+std::string ops_text(const PlanStepInfo& step) {
+  std::string out;
+  for (size_t i = 0; i < step.ops.size() && i < kOpsShownPerStep; ++i) out += (i ? " " : "") + step.ops[i].op;
+  if (step.ops.size() > kOpsShownPerStep) out += fmt::format(" +{} more", step.ops.size() - kOpsShownPerStep);
+  return out;
+}
+
+std::string plan_to_table(const PlanSummary& plan) {
+  std::string bytes_cut = percent_cut(plan.bytes_reduction);
+  if (!plan.ratio_bindings.empty()) bytes_cut += " at " + bindings_text(plan.ratio_bindings);
+  std::string out = fmt::format(
+      "\nfusion plan: {} launches (unfused {}, {}), {} compulsory bytes (unfused {}, {}):\n", plan.kernels_fused,
+      plan.kernels_unfused, percent_cut(plan.launch_reduction), plan.bytes_fused.to_string(),
+      plan.bytes_unfused.to_string(), bytes_cut);
+  std::vector<std::vector<std::string>> rows = {{"step", "kind", "name", "ops", "bytes"}};
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStepInfo& step = plan.steps[i];
+    rows.push_back({std::to_string(i), std::string(fusion::step_kind_name(step.kind)), step.name, ops_text(step),
+                    step.bytes.to_string()});
+  }
+  return out + render_table(rows);
 }
 
 }  // namespace
@@ -58,15 +208,14 @@ InspectReport inspect_graph(const Graph& graph) {
   report.num_nodes = static_cast<int64_t>(graph.num_nodes());
   for (const Node* node : graph.nodes()) ++report.op_counts[node->op];
   for (TensorRole role : kRoles) report.bytes_by_role[role] = 0;
-  const std::set<const Value*> inputs(graph.inputs().begin(), graph.inputs().end());
-  const std::set<const Value*> outputs(graph.outputs().begin(), graph.outputs().end());
+  const RoleLookup roles(graph);
   for (const Value* v : values_in_reading_order(graph)) {
-    Dim bytes = num_elements(v->shape) * Dim(static_cast<int64_t>(dtype_size(v->dtype)));
-    TensorRole role = role_of(*v, inputs, outputs);
-    report.tensors.push_back({v->name, role, v->dtype, v->shape, bytes});
-    report.bytes_by_role[role] = report.bytes_by_role[role] + bytes;
-    report.total_bytes = report.total_bytes + bytes;
+    TensorInfo info = roles.describe(*v);
+    report.bytes_by_role[info.role] = report.bytes_by_role[info.role] + info.bytes;
+    report.total_bytes = report.total_bytes + info.bytes;
+    report.tensors.push_back(std::move(info));
   }
+  report.plan = summarize_plans(graph);
   return report;
 }
 
@@ -75,18 +224,12 @@ nlohmann::json report_to_json(const InspectReport& report) {
   json["graph"] = report.graph_name;
   json["num_nodes"] = report.num_nodes;
   json["ops"] = report.op_counts;
-  json["tensors"] = nlohmann::json::array();
-  for (const TensorInfo& t : report.tensors) {
-    json["tensors"].push_back({{"name", t.name},
-                               {"role", role_name(t.role)},
-                               {"dtype", dtype_name(t.dtype)},
-                               {"shape", shape_to_string(t.shape)},
-                               {"bytes", bytes_to_json(t.bytes)}});
-  }
+  json["tensors"] = tensors_to_json(report.tensors);
   nlohmann::json totals;
   for (const auto& [role, bytes] : report.bytes_by_role) totals[std::string(role_name(role))] = bytes_to_json(bytes);
   totals["all"] = bytes_to_json(report.total_bytes);
   json["bytes"] = totals;
+  add_plan_json(report.plan, json);
   return json;
 }
 
@@ -106,7 +249,7 @@ std::string report_to_table(const InspectReport& report) {
   for (const auto& [role, bytes] : report.bytes_by_role) total_rows.push_back({std::string(role_name(role)), bytes.to_string()});
   total_rows.push_back({"all", report.total_bytes.to_string()});
   out += "\nbytes:\n" + render_table(total_rows);
-  return out;
+  return out + plan_to_table(report.plan);
 }
 
 }  // namespace tilefuse::api

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <set>
 
 #include <spdlog/spdlog.h>
@@ -12,12 +13,9 @@
 #include "build/precompiled_header.h"
 #include "codegen/kernel_emitter.h"
 #include "codegen/support_headers.h"
-#include "fusion/planner.h"
+#include "fusion/execution_plan.h"
 #include "io/atomic_file.h"
 #include "ir/error.h"
-#include "ir/graph_clone.h"
-#include "passes/decompose_composites.h"
-#include "passes/pattern_registry.h"
 #include "reference/interpreter.h"
 #include "runtime/kernel_library.h"
 #include "runtime/library_call.h"
@@ -44,6 +42,20 @@ std::string install_support_headers(const std::string& cache_root, std::string& 
     io::write_file_atomically(file.string(), h.text);
   }
   return dir.string();
+}
+
+// One thread team per process and size: executors of the same device limit share it (the team
+// serialises concurrent runs), so a process never oversubscribes its cores with idle teams.
+std::shared_ptr<ThreadTeam> shared_team(int threads) {
+  static std::mutex mutex;
+  static std::map<int, std::weak_ptr<ThreadTeam>> teams;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::shared_ptr<ThreadTeam> team = teams[threads].lock();
+  if (!team) {
+    team = std::make_shared<ThreadTeam>(threads);
+    teams[threads] = team;
+  }
+  return team;
 }
 
 // The kernel's name without the plan's running index, plus a hash of its source: equal kernels
@@ -73,21 +85,23 @@ struct Prepared {
 }  // namespace
 
 struct Executor::Impl {
-  Graph graph;
+  fusion::ExecutionPlan planned;  // the graph as it runs (a decomposed copy) and its plan
+  Graph& graph = planned.graph;
   ExecutorOptions options;
   ExecutorCounters& counters;
-  fusion::FusionPlan plan;
+  fusion::FusionPlan& plan = planned.plan;
   std::vector<CompiledKernel> kernels;  // per step (empty for non-kernels)
-  ThreadTeam team;
+  std::shared_ptr<ThreadTeam> team_ptr;
+  ThreadTeam& team;
   std::map<const Value*, const Value*> alias_of;  // view outputs -> the value whose bytes they are
   std::map<std::string, Prepared> prepared;       // by bindings text
 
   Impl(const Graph& g, const ExecutorOptions& o, ExecutorCounters& c)
-      : graph(clone_graph(g)), options(o), counters(c), team(std::max(1, o.device.threads)) {
-    passes::decompose_composites(graph);
-    fusion::PlannerOptions planner_options;
-    planner_options.fuse = options.fuse;
-    plan = fusion::plan_fusion(graph, passes::PatternRegistry::with_builtins(), planner_options);
+      : planned(fusion::plan_for_execution(g, o.fuse)),
+        options(o),
+        counters(c),
+        team_ptr(shared_team(std::max(1, o.device.threads))),
+        team(*team_ptr) {
     for (const auto& step : plan.steps) {
       if (step.kind == fusion::StepKind::View) alias_of[step.node->outputs[0]] = root(step.node->input(0));
     }

@@ -1,14 +1,22 @@
 #include "api/inspect.h"
 
+#include <filesystem>
+#include <iostream>
+#include <regex>
+
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "api/dot_writer.h"
+#include "api/model.h"
+#include "fusion/execution_plan.h"
 
 namespace tilefuse::api {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const Dim N = SymExpr::symbol("N");
 
@@ -26,6 +34,21 @@ Graph small_graph() {
   relu2->outputs[0]->dtype = DType::f16;
   relu2->outputs[0]->shape = {N, 8};
   g.set_outputs({relu->outputs[0], relu2->outputs[0]});
+  return g;
+}
+
+// h = x @ w (a library call), y = Relu(h), z = Sigmoid(y); outputs y and z, all f32[N, 8]
+// except x: f32[N, 16]. Fused: the MatMul, then one kernel for Relu+Sigmoid.
+Graph matmul_epilogue() {
+  Graph g;
+  g.name = "epilogue";
+  Value* x = g.add_input("x", DType::f32, {N, 16});
+  Value* w = g.add_constant("w", Tensor(DType::f32, {16, 8}));
+  Value* h = g.add_node("MatMul", "mm", {x, w}, {"h"})->outputs[0];
+  Value* y = g.add_node("Relu", "relu", {h}, {"y"})->outputs[0];
+  Value* z = g.add_node("Sigmoid", "sigmoid", {y}, {"z"})->outputs[0];
+  g.set_outputs({y, z});
+  g.infer_shapes();
   return g;
 }
 
@@ -70,16 +93,186 @@ TEST(Inspect, TableShowsEveryTensorWithTypeAndBytes) {
   EXPECT_THAT(table, HasSubstr("MatMul"));
 }
 
-TEST(DotWriter, OneNodePerOpEdgesLabelledWithTypes) {
-  std::string dot = graph_to_dot(small_graph());
-  EXPECT_THAT(dot, HasSubstr("digraph \"small\""));
-  EXPECT_THAT(dot, HasSubstr("label=\"MatMul\\nmm\""));
-  EXPECT_THAT(dot, HasSubstr("-> n0 [label=\"f32[N, 16]\"]"));      // x into the MatMul
-  EXPECT_THAT(dot, HasSubstr("n0 -> n1 [label=\"f32[N, 8]\"]"));    // MatMul into Relu
-  EXPECT_THAT(dot, HasSubstr("label=\"z\\\"q\\nf16[N, 8]\""));     // quotes escaped
-  EXPECT_THAT(dot, HasSubstr("shape=note"));                        // the constant
-  EXPECT_THAT(dot, HasSubstr("shape=doubleoctagon"));               // the outputs
+TEST(InspectPlan, StepsListLibraryCallAndFusedKernelWithTheirTensors) {
+  const PlanSummary plan = inspect_graph(matmul_epilogue()).plan;
+  ASSERT_EQ(plan.steps.size(), 2u);
+  const PlanStepInfo& mm = plan.steps[0];
+  EXPECT_EQ(mm.kind, fusion::StepKind::LibraryCall);
+  EXPECT_EQ(mm.name, "mm");
+  ASSERT_EQ(mm.inputs.size(), 2u);
+  EXPECT_EQ(mm.inputs[1].name, "w");
+  EXPECT_EQ(mm.inputs[1].role, TensorRole::constant);
+  EXPECT_EQ(mm.bytes, N * 64 + 512 + N * 32);
+  const PlanStepInfo& kernel = plan.steps[1];
+  EXPECT_EQ(kernel.kind, fusion::StepKind::Kernel);
+  ASSERT_EQ(kernel.ops.size(), 2u);
+  EXPECT_EQ(kernel.ops[0].op, "Relu");
+  EXPECT_EQ(kernel.ops[1].node, "sigmoid");
+  ASSERT_EQ(kernel.inputs.size(), 1u);
+  EXPECT_EQ(kernel.inputs[0].name, "h");
+  EXPECT_EQ(kernel.inputs[0].role, TensorRole::intermediate);
+  ASSERT_EQ(kernel.outputs.size(), 2u);  // y is a graph output and Sigmoid's input: both written
+  EXPECT_EQ(kernel.outputs[0].role, TensorRole::output);
+  EXPECT_EQ(kernel.bytes, N * 96);
 }
+
+TEST(InspectPlan, TotalsCompareFusedWithUnfusedAtAStatedSize) {
+  const PlanSummary plan = inspect_graph(matmul_epilogue()).plan;
+  EXPECT_EQ(plan.kernels_fused, 2);
+  EXPECT_EQ(plan.kernels_unfused, 3);
+  // MatMul reads x and w and writes h in both; unfused, Relu writes y and Sigmoid reads it back.
+  const Dim matmul = N * 64 + 512 + N * 32;
+  EXPECT_EQ(plan.bytes_fused, matmul + N * 96);
+  EXPECT_EQ(plan.bytes_unfused, matmul + N * 64 + N * 64);
+  EXPECT_DOUBLE_EQ(plan.launch_reduction, 1.0 / 3);
+  const double n = kSymbolSizeForRatios;
+  EXPECT_DOUBLE_EQ(plan.bytes_reduction, 1 - (192 * n + 512) / (224 * n + 512));
+  EXPECT_EQ(plan.ratio_bindings, (SymbolBindings{{"N", kSymbolSizeForRatios}}));
+}
+
+TEST(InspectPlan, JsonHasPlanStepsAndTotals) {
+  const nlohmann::json json = report_to_json(inspect_graph(matmul_epilogue()));
+  ASSERT_EQ(json["plan"].size(), 2u);
+  EXPECT_EQ(json["plan"][0]["kind"], "library");
+  EXPECT_EQ(json["plan"][1]["kind"], "kernel");
+  EXPECT_EQ(json["plan"][1]["ops"][1], (nlohmann::json{{"op", "Sigmoid"}, {"node", "sigmoid"}}));
+  EXPECT_EQ(json["plan"][1]["inputs"][0]["bytes"], (N * 32).to_string());
+  EXPECT_EQ(json["plan"][1]["domain"], "[N, 8]");
+  EXPECT_EQ(json["kernels_fused"], 2);
+  EXPECT_EQ(json["kernels_unfused"], 3);
+  EXPECT_EQ(json["bytes_fused"], (N * 192 + 512).to_string());
+  EXPECT_EQ(json["launch_reduction"], 0.333);
+  EXPECT_EQ(json["bytes_reduction_at"]["N"], kSymbolSizeForRatios);
+}
+
+TEST(InspectPlan, StaticBytesAreIntegersWithoutABinding) {
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {4, 8});
+  Value* y = g.add_node("Exp", "exp", {x}, {"y"})->outputs[0];
+  g.add_output(g.add_node("Neg", "neg", {y}, {"z"})->outputs[0]);
+  g.infer_shapes();
+  const nlohmann::json json = report_to_json(inspect_graph(g));
+  EXPECT_EQ(json["bytes_fused"], 2 * 128);
+  EXPECT_EQ(json["bytes_unfused"], 4 * 128);
+  EXPECT_EQ(json["bytes_reduction"], 0.5);
+  EXPECT_EQ(json["launch_reduction"], 0.5);
+  EXPECT_FALSE(json.contains("bytes_reduction_at"));
+}
+
+TEST(InspectPlan, TableShowsTotalsAndOneLinePerStep) {
+  const std::string table = report_to_table(inspect_graph(matmul_epilogue()));
+  EXPECT_THAT(table, HasSubstr("fusion plan: 2 launches (unfused 3, -33%)"));
+  EXPECT_THAT(table, HasSubstr("at N=1024"));
+  EXPECT_TRUE(std::regex_search(table, std::regex(R"(\n  1 +kernel +\S+ +Relu Sigmoid +96\*N\n)"))) << table;
+  EXPECT_TRUE(std::regex_search(table, std::regex(R"(\n  0 +library +mm +MatMul )"))) << table;
+}
+
+// The text of the cluster that begins at `header`, up to its closing brace.
+std::string cluster_text(const std::string& dot, const std::string& header) {
+  size_t begin = dot.find(header);
+  if (begin == std::string::npos) return "";
+  return dot.substr(begin, dot.find("\n  }\n", begin) - begin);
+}
+
+TEST(DotWriter, FusedKernelIsAClusterAndLibraryCallsAreStyledApart) {
+  const fusion::ExecutionPlan planned = fusion::plan_for_execution(matmul_epilogue(), true);
+  const std::string dot = plan_to_dot(planned);
+  const std::string kernel = cluster_text(dot, "subgraph cluster_k0 {");
+  EXPECT_THAT(kernel, HasSubstr(fmt::format("label=\"{}\"", planned.plan.steps[1].kernel.name)));
+  EXPECT_THAT(kernel, HasSubstr("label=\"Relu\\nrelu\""));
+  EXPECT_THAT(kernel, HasSubstr("label=\"Sigmoid\\nsigmoid\""));
+  EXPECT_THAT(kernel, Not(HasSubstr("MatMul")));
+  EXPECT_THAT(kernel, Not(HasSubstr("->")));  // edges outside clusters: they would pull nodes in
+  EXPECT_THAT(dot, Not(HasSubstr("cluster_k1")));
+  EXPECT_TRUE(std::regex_search(dot, std::regex(R"(label="MatMul\\nmm", shape=box3d)"))) << dot;
+  EXPECT_THAT(cluster_text(dot, "subgraph cluster_legend {"), HasSubstr("library call"));
+}
+
+TEST(DotWriter, EdgesLabelledWithTypesAndNamesEscaped) {
+  const std::string dot = plan_to_dot(fusion::plan_for_execution(small_graph(), true));
+  EXPECT_THAT(dot, HasSubstr("digraph \"small\""));
+  EXPECT_TRUE(std::regex_search(dot, std::regex(R"(v0 -> n\d+ \[label="f32\[N, 16\]"\])"))) << dot;  // x in
+  EXPECT_THAT(dot, HasSubstr("label=\"z\\\"q\\nf16[N, 8]\""));  // quotes escaped
+  EXPECT_THAT(dot, HasSubstr("shape=note"));                    // the constant
+  EXPECT_THAT(dot, HasSubstr("shape=doubleoctagon"));           // the outputs
+}
+
+TEST(DotWriter, HostOpsAndUnplannedOpsHaveTheirOwnStyles) {
+  // An i32 Add cannot be generated (host op); the Shape node feeds nothing the outputs need.
+  Graph g;
+  Value* a = g.add_input("a", DType::i32, {4});
+  Value* b = g.add_input("b", DType::i32, {4});
+  g.add_node("Shape", "unused_shape", {a}, {"s"});
+  g.add_output(g.add_node("Add", "int_add", {a, b}, {"c"})->outputs[0]);
+  g.infer_shapes();
+  const std::string dot = plan_to_dot(fusion::plan_for_execution(g, true));
+  EXPECT_TRUE(std::regex_search(dot, std::regex(R"(label="Add\\nint_add", shape=hexagon)"))) << dot;
+  EXPECT_TRUE(std::regex_search(dot, std::regex(R"(label="Shape\\nunused_shape", shape=box, style="rounded,dotted")")))
+      << dot;
+  EXPECT_THAT(dot, Not(HasSubstr("cluster_k0")));
+}
+
+// ---- the bundled example models ----
+
+class BundledModelPlan : public ::testing::TestWithParam<std::string> {
+ protected:
+  Model load() const {
+    return load_model(std::string(TILEFUSE_SOURCE_DIR) + "/examples/models/" + GetParam() + ".onnx");
+  }
+};
+
+// The issue's bar: launches cut by at least 60% and compulsory bytes by at least 50%.
+TEST_P(BundledModelPlan, FusionCutsLaunchesAndBytes) {
+  const nlohmann::json json = report_to_json(inspect_graph(load().graph));
+  std::cout << fmt::format("[ plan     ] {:22} kernels {:>2} fused / {:>2} unfused ({:.0f}% fewer), bytes {} / {} "
+                           "({:.0f}% fewer)\n",
+                           GetParam(), json["kernels_fused"].get<int>(), json["kernels_unfused"].get<int>(),
+                           json["launch_reduction"].get<double>() * 100, json["bytes_fused"].dump(),
+                           json["bytes_unfused"].dump(), json["bytes_reduction"].get<double>() * 100);
+  EXPECT_GE(json["launch_reduction"].get<double>(), 0.6);
+  EXPECT_GE(json["bytes_reduction"].get<double>(), 0.5);
+}
+
+// The totals are the sums over the listed steps: launches are the steps that are not views, and
+// each step's bytes are its listed inputs and outputs (views move nothing).
+TEST_P(BundledModelPlan, TotalsAgreeWithTheListedSteps) {
+  const InspectReport report = inspect_graph(load().graph);
+  int64_t launches = 0;
+  Dim bytes = 0;
+  for (const PlanStepInfo& step : report.plan.steps) {
+    if (step.kind == fusion::StepKind::View) {
+      EXPECT_EQ(step.bytes, Dim(0)) << step.name;
+      continue;
+    }
+    ++launches;
+    Dim listed = 0;
+    for (const auto* tensors : {&step.inputs, &step.outputs}) {
+      for (const TensorInfo& t : *tensors) listed = listed + t.bytes;
+    }
+    EXPECT_EQ(step.bytes, listed) << step.name;
+    bytes = bytes + step.bytes;
+  }
+  EXPECT_EQ(report.plan.kernels_fused, launches);
+  EXPECT_EQ(report.plan.bytes_fused, bytes);
+}
+
+TEST_P(BundledModelPlan, DotHasOneNamedClusterPerKernel) {
+  const fusion::ExecutionPlan planned = fusion::plan_for_execution(load().graph, true);
+  const std::string dot = plan_to_dot(planned);
+  size_t kernels = 0;
+  for (const fusion::PlanStep& step : planned.plan.steps) {
+    if (step.kind != fusion::StepKind::Kernel) continue;
+    const std::string cluster = cluster_text(dot, fmt::format("subgraph cluster_k{} {{", kernels++));
+    EXPECT_THAT(cluster, HasSubstr(fmt::format("label=\"{}\"", step.kernel.name)));
+    for (const Node* node : step.kernel.nodes) EXPECT_THAT(cluster, HasSubstr("\\n" + node->name + "\""));
+  }
+  EXPECT_GT(kernels, 0u);
+  EXPECT_THAT(dot, Not(HasSubstr(fmt::format("cluster_k{} ", kernels))));
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, BundledModelPlan,
+                         ::testing::Values("bias_gelu", "elementwise_chain", "layernorm_decomposed",
+                                           "layernorm_opset17", "mlp_block", "scale_mask_softmax", "symbolic_batch"));
 
 }  // namespace
 }  // namespace tilefuse::api

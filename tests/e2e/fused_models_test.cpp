@@ -16,14 +16,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// One cache for the whole test binary: the second mode and repeated runs reuse kernels.
-std::string test_cache_dir() {
-  static std::string dir = [] {
-    std::string templ = (fs::temp_directory_path() / "tilefuse_e2e_cache_XXXXXX").string();
-    return std::string(mkdtemp(templ.data()));
-  }();
-  return dir;
-}
+// One cache for the whole test binary (the second mode and repeated runs reuse kernels),
+// removed when the binary ends.
+class CacheDir : public ::testing::Environment {
+ public:
+  static const std::string& path() {
+    static std::string dir = [] {
+      std::string templ = (fs::temp_directory_path() / "tilefuse_e2e_cache_XXXXXX").string();
+      return std::string(mkdtemp(templ.data()));
+    }();
+    return dir;
+  }
+  void TearDown() override { fs::remove_all(path()); }
+};
+const auto* const kCacheDir = ::testing::AddGlobalTestEnvironment(new CacheDir);
+
+std::string test_cache_dir() { return CacheDir::path(); }
 
 struct ModelCase {
   std::string name;

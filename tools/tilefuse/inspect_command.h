@@ -1,5 +1,6 @@
-// `tilefuse inspect MODEL`: nodes by op type, every tensor's type and bytes, optionally a
-// Graphviz file of the graph.
+// `tilefuse inspect MODEL`: nodes by op type, every tensor's type and bytes, the fusion plan as
+// `tilefuse run` executes it with launches and compulsory bytes fused vs unfused, optionally a
+// Graphviz file of the plan.
 #pragma once
 
 #include <string>

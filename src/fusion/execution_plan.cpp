@@ -1,0 +1,19 @@
+#include "fusion/execution_plan.h"
+
+#include "fusion/planner.h"
+#include "ir/graph_clone.h"
+#include "passes/decompose_composites.h"
+#include "passes/pattern_registry.h"
+
+namespace tilefuse::fusion {
+
+ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
+  ExecutionPlan planned{clone_graph(graph), {}};
+  passes::decompose_composites(planned.graph);
+  PlannerOptions options;
+  options.fuse = fuse;
+  planned.plan = plan_fusion(planned.graph, passes::PatternRegistry::with_builtins(), options);
+  return planned;
+}
+
+}  // namespace tilefuse::fusion
