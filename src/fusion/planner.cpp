@@ -225,14 +225,16 @@ class Planner {
     return k;
   }
 
-  static std::string kernel_name(const std::vector<Node*>& nodes, size_t index, bool fused) {
+  // "fused_<ops>" for a group of several ops, "kernel_<op>" for one: a single-op kernel is the
+  // same code (and cache entry) whether or not fusion was on.
+  static std::string kernel_name(const std::vector<Node*>& nodes, size_t index) {
     std::vector<std::string> ops;
     for (Node* n : nodes) {
       std::string op = n->op;
       std::transform(op.begin(), op.end(), op.begin(), [](unsigned char c) { return std::tolower(c); });
       if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
     }
-    std::string name = fused ? "fused" : "kernel";
+    std::string name = nodes.size() > 1 ? "fused" : "kernel";
     for (size_t i = 0; i < ops.size() && i < 3; ++i) name += "_" + ops[i];
     return fmt::format("{}_{}", name, index);
   }
@@ -293,7 +295,7 @@ class Planner {
     }
     const Group& g = groups_[group_of_.at(nodes.front())];
     step.kernel = make_kernel(g);
-    step.kernel.name = kernel_name(g.nodes, kernel_index++, options_.fuse);
+    step.kernel.name = kernel_name(g.nodes, kernel_index++);
     return step;
   }
 

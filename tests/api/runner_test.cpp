@@ -1,5 +1,7 @@
 #include "api/runner.h"
 
+#include <filesystem>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,18 +15,30 @@ TEST(Runner, ParsesEveryModeName) {
   EXPECT_THROW(parse_mode("turbo"), UserError);
 }
 
-TEST(Runner, FusedAndUnfusedAreNotImplementedYet) {
+TEST(Runner, FusedAndUnfusedMatchReferenceAndReuseTheCache) {
+  // y = Neg(x) over a symbolic N, plus x passed straight through as a second output.
   Graph g;
-  g.add_input("x", DType::f32, {2});
-  g.set_outputs({g.inputs()[0]});
+  Value* x = g.add_input("x", DType::f32, {SymExpr::symbol("N")});
+  Node* neg = g.add_node("Neg", "neg", {x}, {"y"});
+  g.infer_shapes();
+  g.set_outputs({neg->outputs[0], x});
+  Tensor input = Tensor::from_vector(DType::f32, {37}, std::vector<double>(37, 1.5));
+  std::string templ = (std::filesystem::temp_directory_path() / "tilefuse_runner_XXXXXX").string();
+  ExecutionOptions options{.threads = 2, .compile_threads = 1, .cache_dir = mkdtemp(templ.data())};
   for (Mode mode : {Mode::fused, Mode::unfused}) {
-    try {
-      run_model(g, bind_inputs(g, {{"x", Tensor(DType::f32, {2})}}), mode);
-      ADD_FAILURE() << "expected a UserError";
-    } catch (const UserError& e) {
-      EXPECT_THAT(e.what(), HasSubstr(fmt::format("mode '{}' is not implemented yet", mode_name(mode))));
+    for (int run = 0; run < 2; ++run) {
+      RunResult result = run_model(g, bind_inputs(g, {{"x", input}}), mode, options);
+      ASSERT_EQ(result.outputs.size(), 2u);
+      EXPECT_EQ(result.outputs[0].tensor.get_f64(36), -1.5);
+      EXPECT_TRUE(result.outputs[1].tensor.same_bytes(input));
+      EXPECT_EQ(result.counters.at("launches"), 1);
+      // Fused and unfused make the same single kernel: only the very first run compiles it.
+      bool first = mode == Mode::fused && run == 0;
+      EXPECT_EQ(result.counters.at("compiles"), first ? 1 : 0) << mode_name(mode) << " run " << run;
+      EXPECT_EQ(result.counters.at("cache_hits"), first ? 0 : 1);
     }
   }
+  std::filesystem::remove_all(options.cache_dir);
 }
 
 TEST(Runner, ReferenceModeRunsTheGraph) {

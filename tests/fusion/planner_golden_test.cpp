@@ -7,8 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "frontend/onnx_importer.h"
-#include "fusion/planner.h"
-#include "passes/decompose_composites.h"
+#include "fusion/execution_plan.h"
 
 namespace tilefuse::fusion {
 namespace {
@@ -24,10 +23,7 @@ std::string read_file(const fs::path& p) {
 
 std::string plan_text(const std::string& model, bool fuse) {
   Graph g = frontend::import_onnx_file(std::string(TILEFUSE_SOURCE_DIR) + "/examples/models/" + model + ".onnx");
-  passes::decompose_composites(g);
-  PlannerOptions options;
-  options.fuse = fuse;
-  return print_plan(plan_fusion(g, passes::PatternRegistry::with_builtins(), options));
+  return print_plan(plan_for_execution(g, fuse).plan);
 }
 
 class PlannerGolden : public ::testing::TestWithParam<std::string> {};
