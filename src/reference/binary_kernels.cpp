@@ -57,11 +57,31 @@ T divide(const Node& node, T a, T b) {
   }
 }
 
+// ONNX Mod: fmod=0 gives the divisor's sign (Python %), fmod=1 the dividend's (C fmod).
+template <typename T>
+T modulo(const Node& node, T a, T b) {
+  bool c_style = node.attr_int("fmod", 0) != 0;
+  if constexpr (std::is_integral_v<T>) {
+    if (b == 0) fail_user("{}: integer modulo by zero", node.describe());
+    if constexpr (std::is_signed_v<T>) {
+      if (b == -1) return 0;  // avoids the overflow of INT_MIN % -1
+    }
+    T r = static_cast<T>(a % b);
+    if (!c_style && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+    return r;
+  } else {
+    T r = std::fmod(a, b);
+    if (!c_style && r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  }
+}
+
 void add_arithmetic_kernels(KernelTable& t) {
   add_binary<TypeSet::Numeric>(t, "Add", [](const Node&, auto a, auto b) { return wrap_add(a, b); });
   add_binary<TypeSet::Numeric>(t, "Sub", [](const Node&, auto a, auto b) { return wrap_sub(a, b); });
   add_binary<TypeSet::Numeric>(t, "Mul", [](const Node&, auto a, auto b) { return wrap_mul(a, b); });
   add_binary<TypeSet::Numeric>(t, "Div", [](const Node& n, auto a, auto b) { return divide(n, a, b); });
+  add_binary<TypeSet::Numeric>(t, "Mod", [](const Node& n, auto a, auto b) { return modulo(n, a, b); });
 }
 
 void add_comparison_kernels(KernelTable& t) {

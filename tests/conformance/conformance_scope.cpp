@@ -10,7 +10,7 @@ namespace {
 // registry lacks must show up as failing node tests, not silently drop out of scope.
 const std::set<std::string>& claimed_ops() {
   static const std::set<std::string> ops = {
-      "Add", "Sub", "Mul", "Div", "Pow", "Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal",
+      "Add", "Sub", "Mul", "Div", "Mod", "Pow", "Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal",
       "Floor", "Ceil", "Relu", "LeakyRelu", "Elu", "Sigmoid", "HardSigmoid", "HardSwish",
       "Softplus", "Tanh", "Erf", "Gelu", "Clip", "Min", "Max", "Where", "Equal", "Less",
       "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Cast", "Identity",

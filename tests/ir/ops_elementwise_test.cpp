@@ -157,6 +157,22 @@ TEST(ElementwiseOps, IntegerDivisionOfConstantsTruncatesTowardZero) {
   EXPECT_EQ(values_of_output(n), "[-3, 3]");
 }
 
+TEST(ElementwiseOps, ModOfConstantsFollowsTheDivisorSignUnlessFmod) {
+  Graph g;
+  Node* py = infer(g, "Mod", {i64_vector(g, "a", {-7, 7}), i64_scalar(g, "b", 3)});
+  EXPECT_EQ(values_of_output(py), "[2, 1]");
+  Node* c = infer(g, "Mod", {i64_vector(g, "a2", {-7, 7}), i64_scalar(g, "b2", 3)}, {{"fmod", int64_t{1}}});
+  EXPECT_EQ(values_of_output(c), "[-1, 1]");
+}
+
+TEST(ElementwiseOps, FloatModNeedsFmod) {
+  Graph g;
+  EXPECT_THAT(user_error([&] {
+                infer(g, "Mod", {g.add_constant("a", Tensor::scalar_f32(1)), g.add_constant("b", Tensor::scalar_f32(2))});
+              }),
+              HasSubstr("needs attribute fmod=1"));
+}
+
 TEST(ElementwiseOps, FloatArithmeticCarriesNoValues) {
   Graph g;
   Node* n = infer(g, "Add", {g.add_constant("a", Tensor::scalar_f32(1)), g.add_constant("b", Tensor::scalar_f32(2))});

@@ -23,7 +23,7 @@ struct TraitCase {
 
 TEST(OpTraits, EveryClaimedOpHasItsTraits) {
   const std::vector<TraitCase> cases = {
-      {{"Add", "Sub", "Mul", "Div", "Pow", "Min", "Max", "Where", "Equal", "Less", "Greater", "LessOrEqual",
+      {{"Add", "Sub", "Mul", "Div", "Mod", "Pow", "Min", "Max", "Where", "Equal", "Less", "Greater", "LessOrEqual",
         "GreaterOrEqual", "And", "Or", "Clip"},
        kPointwise | kBroadcasting},
       {{"Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Relu", "LeakyRelu", "Elu", "Sigmoid",

@@ -69,6 +69,26 @@ void add_arithmetic(OpRegistry& r, std::string name, ValueFn fn) {
          .infer = [fn](Node& node, Graph&) { infer_arithmetic(node, fn); }});
 }
 
+// Mod: fmod=0 takes the divisor's sign (Python %), fmod=1 the dividend's (C fmod); ONNX
+// requires fmod=1 for floats. PyTorch writes Mod on constant shape values inside attention.
+std::optional<Dim> mod_known(const Node& node, const Dim& a, const Dim& b) {
+  if (b == Dim(0)) return std::nullopt;
+  if (node.attr_int("fmod", 0) == 0) return mod(a, b);
+  if (a.is_const() && b.is_const()) return Dim(b.value() == -1 ? 0 : a.value() % b.value());
+  return std::nullopt;
+}
+
+void infer_mod(Node& node, Graph&) {
+  require_same_dtype(node, 1, 0);
+  DType t = node.input(0)->dtype;
+  if (is_float(t) && node.attr_int("fmod", 0) == 0) {
+    fail_user("{}: Mod of floating-point input '{}' needs attribute fmod=1 (ONNX rule)", node.describe(),
+              node.input(0)->name);
+  }
+  ValueFn fn = [&node](const Dim& a, const Dim& b) { return mod_known(node, a, b); };
+  set_output(node, 0, t, broadcast_inputs(node), is_integer(t) ? combine_known(node, fn) : std::nullopt);
+}
+
 void infer_pow(Node& node, Graph&) {
   require_dtype(node, 1, kNumericTypes);
   set_output(node, 0, node.input(0)->dtype, broadcast_inputs(node));
@@ -153,6 +173,13 @@ void register_arithmetic(OpRegistry& r) {
   add_arithmetic(r, "Sub", [](const Dim& a, const Dim& b) { return std::optional<Dim>(a - b); });
   add_arithmetic(r, "Mul", [](const Dim& a, const Dim& b) { return std::optional<Dim>(a * b); });
   add_arithmetic(r, "Div", divide_known);
+  r.add({.name = "Mod",
+         .traits = kPointwise | kBroadcasting,
+         .min_inputs = 2,
+         .max_inputs = 2,
+         .attrs = {{"fmod", AttrKind::Int, false}},
+         .input_dtypes = kNumericTypes,
+         .infer = infer_mod});
   r.add({.name = "Pow",
          .traits = kPointwise | kBroadcasting,
          .min_inputs = 2,
