@@ -98,8 +98,8 @@ void check_model_structure(const onnx::ModelProto& model, const std::string& ori
   if (graph.sparse_initializer_size() > 0) fail_user("{}: sparse initializers are not supported", origin);
   for (const auto& init : graph.initializer()) {
     if (is_external(init)) {
-      fail_user("{}: initializer '{}' refers to external tensor data, which is not supported; save the model "
-                "with its data inline",
+      fail_user("{}: initializer '{}' refers to external tensor data, which can only be read when the model is "
+                "loaded from a file (its folder holds the data)",
                 origin, init.name());
     }
   }

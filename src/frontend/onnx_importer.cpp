@@ -1,5 +1,8 @@
 #include "frontend/onnx_importer.h"
 
+#include <filesystem>
+
+#include "frontend/external_data.h"
 #include "frontend/file_reading.h"
 #include "frontend/graph_conversion.h"
 #include "frontend/model_reader.h"
@@ -13,11 +16,13 @@ namespace {
 
 // Validates the model with our own rules first, so that onnx's checker, version converter and
 // shape inference only ever see models made of ops and structures we support.
-onnx::ModelProto read_checked_model(const std::string& bytes, const std::string& origin) {
+onnx::ModelProto read_checked_model(const std::string& bytes, const std::string& origin, const std::string& model_dir) {
   onnx::ModelProto model = parse_model(bytes, origin);
+  if (!model_dir.empty()) load_external_data(model, model_dir, origin);
   default_domain_opset(model, origin);
   check_ops_supported(model, origin);
   check_model_structure(model, origin);
+  adapt_opset20_to_18(model, origin);
   adapt_opset18_to_17(model, origin);
   check_model(model, origin);
   convert_old_opset(model, origin);
@@ -28,7 +33,7 @@ onnx::ModelProto read_checked_model(const std::string& bytes, const std::string&
 }  // namespace
 
 Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, const ImportOptions& options) {
-  onnx::ModelProto model = read_checked_model(bytes, origin);
+  onnx::ModelProto model = read_checked_model(bytes, origin, options.external_data_dir);
   Graph graph = convert_graph(model, origin);
   try {
     graph.infer_shapes();
@@ -41,7 +46,12 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, con
 }
 
 Graph import_onnx_file(const std::string& path, const ImportOptions& options) {
-  return import_onnx_bytes(read_binary_file(path), path, options);
+  ImportOptions with_dir = options;
+  if (with_dir.external_data_dir.empty()) {
+    with_dir.external_data_dir = std::filesystem::path(path).parent_path().string();
+    if (with_dir.external_data_dir.empty()) with_dir.external_data_dir = ".";
+  }
+  return import_onnx_bytes(read_binary_file(path), path, with_dir);
 }
 
 }  // namespace tilefuse::frontend

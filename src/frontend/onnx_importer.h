@@ -12,6 +12,9 @@ namespace tilefuse::frontend {
 
 struct ImportOptions {
   bool fold_constants = true;
+  // Where external tensor data files are looked up; import_onnx_file uses the model's folder.
+  // Empty for import_onnx_bytes: a model with external data is then an error.
+  std::string external_data_dir;
 };
 
 Graph import_onnx_file(const std::string& path, const ImportOptions& options = {});
