@@ -195,7 +195,11 @@ class Deriver {
     if (in->shape != space_.domain) return reject(fmt::format("{}: reduces a tensor that is not the kernel domain", n.describe()));
     if (!add_operand(in, Level::Full, n)) return false;
     const Value* out = n.outputs[0];
-    if (n.attr_int("keepdims", 1) != 0) return place_output(out, n);
+    if (n.attr_int("keepdims", 1) != 0) {
+      // A row value, even where it also equals the domain (every reduced axis has size 1).
+      space_.access[out] = {Level::Reduced, *broadcast_strides(out->shape, space_.domain)};
+      return true;
+    }
     // keepdims=0: the output drops the reduced axes; it may leave the kernel but not feed it.
     for (const Node* user : out->users) {
       if (members_.count(const_cast<Node*>(user))) {

@@ -1,0 +1,103 @@
+// Property: for random graphs of elementwise, broadcast, reduce, transpose and composite ops
+// (graph_spec.h, graph_builder.h) on random small shapes, the generated kernels compute what the
+// reference interpreter computes (reference_check.h states the tolerance).
+//
+// Reproducing a failure: rapidcheck prints the seed, the minimal spec and its graph; rerun with
+//   RC_PARAMS="seed=<seed>" build/property_tests --gtest_filter='FusedExecution.*'
+// (RC_PARAMS="max_success=N" changes the number of cases; "verbose_progress=1" shows them.)
+//
+// Budget (the suite must stay within minutes on 2 cores): kernel compiles dominate, so each
+// test binary shares one kernel cache over all its cases, and most cases use symbolic shapes,
+// whose kernels do not depend on the dims, so equal op structures compile once; the first
+// cases are small (one or two ops), so their kernels repeat most; and each symbolic graph runs
+// on three sets of dims with one executor (one compile). The unfused mode, covered op by op by
+// the e2e and conformance suites, is checked on one symbolic graph in eight.
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+
+#include "property/graph_builder.h"
+#include "property/reference_check.h"
+#include "property/temp_cache_dir.h"
+
+namespace tilefuse::property {
+namespace {
+
+struct Totals {
+  runtime::ExecutorCounters counters;
+  int cases = 0;
+};
+
+Totals& totals() {
+  static Totals t;
+  return t;
+}
+
+runtime::ExecutorOptions options(bool fuse) {
+  runtime::ExecutorOptions o;
+  o.fuse = fuse;
+  o.device.threads = 2;
+  o.compile_threads = 2;
+  o.cache_dir = temp_cache_dir();
+  return o;
+}
+
+// Runs the spec's graph on its own dims and on each of `more_dims` (same rank: symbolic graphs
+// only), fused, and unfused too if asked.
+void check_case(const GraphSpec& spec, const std::vector<std::vector<int64_t>>& more_dims, bool also_unfused) {
+  BuiltGraph built = build_graph(spec);
+  std::vector<Inputs> input_sets = {random_inputs(built, spec.data_seed)};
+  for (const auto& dims : more_dims) {
+    GraphSpec rebound = spec;
+    rebound.dims = dims;
+    input_sets.push_back(random_inputs(build_graph(rebound), spec.data_seed + input_sets.size()));
+  }
+  std::string report = mismatches_against_reference(built.graph, input_sets, options(true), totals().counters);
+  if (also_unfused) report += mismatches_against_reference(built.graph, input_sets, options(false), totals().counters);
+  totals().cases += static_cast<int>(input_sets.size());
+  if (!report.empty()) RC_FAIL(report);
+}
+
+// Runs `property` for `cases` cases unless RC_PARAMS sets max_success, and always says which
+// seed it used, so a failure (or a timeout) can be rerun exactly.
+template <typename Property>
+void check_property(const char* name, int cases, Property property) {
+  spdlog::set_level(spdlog::level::warn);  // one "kernels ready" line per case would bury a failure
+  rc::detail::TestParams params = rc::detail::configuration().testParams;
+  const char* env = std::getenv("RC_PARAMS");
+  if (env == nullptr || std::string(env).find("max_success") == std::string::npos) params.maxSuccess = cases;
+  std::cout << name << ": " << params.maxSuccess << " cases, seed " << params.seed << " (rerun: RC_PARAMS=\"seed="
+            << params.seed << "\")" << std::endl;
+  const auto& c = totals().counters.cache;
+  const int cases_before = totals().cases;
+  const int64_t compiles_before = c.compiles, hits_before = c.cache_hits;
+  rc::detail::TestMetadata metadata;
+  metadata.id = name;
+  rc::detail::TestResult result = rc::detail::checkTestable(property, metadata, params);
+  std::ostringstream message;
+  rc::detail::printResultMessage(result, message);
+  std::cout << name << ": " << totals().cases - cases_before << " (graph, shape, data) cases run, "
+            << c.compiles - compiles_before << " kernels compiled, " << c.cache_hits - hits_before
+            << " from the cache" << std::endl;
+  EXPECT_TRUE(result.template is<rc::detail::SuccessResult>()) << message.str();
+}
+
+// Each graph runs on three sets of dims: 170 graphs, 510 (graph, shape, data) cases.
+TEST(FusedExecution, MatchesReferenceWithSymbolicShapes) {
+  check_property("symbolic shapes", 170, [] {
+    GraphSpec spec = *graph_spec(true);
+    auto more_dims = *rc::gen::container<std::vector<std::vector<int64_t>>>(
+        2, rc::gen::container<std::vector<int64_t>>(spec.dims.size(), dim_gen()));
+    check_case(spec, more_dims, spec.data_seed % 8 == 0);
+  });
+}
+
+TEST(FusedExecution, MatchesReferenceWithStaticShapes) {
+  check_property("static shapes", 100, [] { check_case(*graph_spec(false), {}, false); });
+}
+
+}  // namespace
+}  // namespace tilefuse::property

@@ -1,0 +1,34 @@
+// Runs a graph through the executor (generated, compiled kernels) and through the reference
+// interpreter on the same inputs, and compares every output.
+//
+// Tolerances: f32 outputs must agree within 1e-5 relative (the project's bar for f32 kernels)
+// plus 1e-6 absolute: the generated code uses SIMD exp/tanh/erf/log (xsimd), a few ULP from
+// libm, and near zero a relative bound alone cannot absorb those ULP. Reductions accumulate in
+// double on both sides, and touchy formulas are guarded by the builder (graph_builder.h), so no
+// looser bound is needed. Graphs that round through f16/bf16 may differ by one unit of the half
+// type wherever the f32 values on both sides straddle a rounding boundary: there the bound is
+// two half-precision ULP (2^-9 for f16, 2^-6 for bf16), relative and absolute (values are O(1)).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "ir/graph.h"
+#include "ir/tensor.h"
+#include "ir/tensor_compare.h"
+#include "runtime/executor.h"
+
+namespace tilefuse::property {
+
+Tolerance tolerance_for(const Graph& graph);
+
+using Inputs = std::map<std::string, Tensor>;
+
+// Builds one executor for `graph` and runs it on each set of inputs (with symbolic shapes, the
+// sets may differ in shape). Empty when every output matches the reference; else one line per
+// mismatching output.
+std::string mismatches_against_reference(const Graph& graph, const std::vector<Inputs>& input_sets,
+                                         const runtime::ExecutorOptions& options,
+                                         runtime::ExecutorCounters& counters);
+
+}  // namespace tilefuse::property
