@@ -121,14 +121,86 @@ void check_split_18(const onnx::NodeProto& node, const std::string& where) {
   }
 }
 
+// Opset 19 added the float8 types (TensorProto data types 17-20).
+std::optional<std::string> float8_type_name(int64_t onnx_type) {
+  switch (onnx_type) {
+    case 17: return "FLOAT8E4M3FN";
+    case 18: return "FLOAT8E4M3FNUZ";
+    case 19: return "FLOAT8E5M2";
+    case 20: return "FLOAT8E5M2FNUZ";
+    default: return std::nullopt;
+  }
+}
+
+void check_not_float8(int64_t onnx_type, const std::string& what) {
+  if (auto name = float8_type_name(onnx_type)) {
+    fail_user("{} has the float8 type {} (opset 19); tilefuse does not support float8 types", what, *name);
+  }
+}
+
+void check_no_float8_values(const onnx::GraphProto& graph, const std::string& origin) {
+  auto check_infos = [&](const auto& infos, const char* kind) {
+    for (const onnx::ValueInfoProto& info : infos) {
+      check_not_float8(info.type().tensor_type().elem_type(), fmt::format("{}: {} '{}'", origin, kind, info.name()));
+    }
+  };
+  check_infos(graph.input(), "graph input");
+  check_infos(graph.output(), "graph output");
+  check_infos(graph.value_info(), "value");
+  for (const auto& init : graph.initializer()) {
+    check_not_float8(init.data_type(), fmt::format("{}: initializer '{}'", origin, init.name()));
+  }
+}
+
+void check_no_float8_attributes(const onnx::NodeProto& node, const std::string& where) {
+  for (const auto& attr : node.attribute()) {
+    std::string what = fmt::format("{}: attribute '{}'", where, attr.name());
+    if (attr.type() == onnx::AttributeProto::TENSOR) check_not_float8(attr.t().data_type(), what);
+    if (attr.name() == "to" && (node.op_type() == "Cast" || node.op_type() == "CastLike")) {
+      check_not_float8(attr.i(), what);
+    }
+  }
+}
+
+// Ops whose opset-19/20 form means something their opset-18 form does not, keyed by op type:
+// the opset of the change and what changed. Every other op of opsets 19 and 20 that exists in
+// opset 18 only gained types (float8, bool, string), which we reject or do not have.
+struct Opset20Change {
+  int opset;
+  const char* change;
+};
+const std::map<std::string, Opset20Change> kIncompatibleChanges = {
+    {"AveragePool", {19, "attribute 'dilations'"}},
+    {"Pad", {19, "mode 'wrap'"}},
+    {"Resize", {19, "coordinate_transformation_mode 'half_pixel_symmetric'"}},
+    {"DFT", {20, "'dft_length' and 'axis' as inputs"}},
+    {"GridSample", {20, "N-d inputs and the mode names 'linear' and 'cubic'"}},
+};
+
+void check_same_as_opset18(const onnx::NodeProto& node, int64_t opset, const std::string& where) {
+  auto it = kIncompatibleChanges.find(node.op_type());
+  if (it == kIncompatibleChanges.end() || it->second.opset > opset) return;
+  fail_user("{}: the op changed in opset {} ({}) and cannot be read as its opset-18 form; export the model "
+            "with opset 18 or older",
+            where, it->second.opset, it->second.change);
+}
+
+void ensure_opset_import(onnx::ModelProto& model, const std::string& domain, int64_t version) {
+  if (imported_opset(model, domain)) return;
+  auto* opset = model.add_opset_import();
+  opset->set_domain(domain);
+  opset->set_version(version);
+}
+
 }  // namespace
 
 int default_domain_opset(const onnx::ModelProto& model, const std::string& origin) {
   std::optional<int64_t> version = imported_opset(model, "");
   if (!version) fail_user("{}: the model imports no opset for the default domain 'ai.onnx'", origin);
   if (*version > kMaxOpset) {
-    fail_user("{}: opset {} of domain 'ai.onnx' is not supported (opsets {} to {} are; older ones are converted)",
-              origin, *version, kMinNativeOpset, kMaxOpset);
+    fail_user("{}: opset {} of domain 'ai.onnx' is too new; tilefuse reads opsets up to {}. From PyTorch, "
+              "export with torch.onnx.export(..., dynamo=False, opset_version=17)",
+              origin, *version, kMaxOpset);
   }
   if (*version < 1) fail_user("{}: opset {} of domain 'ai.onnx' is not a valid opset", origin, *version);
   return static_cast<int>(*version);
@@ -145,6 +217,30 @@ void check_ops_supported(const onnx::ModelProto& model, const std::string& origi
                            opset ? std::to_string(*opset) : "not imported");
   }
   if (!message.empty()) throw UserError(message);
+}
+
+void adapt_opset20_to_18(onnx::ModelProto& model, const std::string& origin) {
+  onnx::OperatorSetIdProto* opset = mutable_default_opset(model);
+  int64_t version = opset->version();
+  if (version <= 18) return;
+  onnx::GraphProto* graph = model.mutable_graph();
+  check_no_float8_values(*graph, origin);
+  bool moved_gelu = false;
+  for (auto& node : *graph->mutable_node()) {
+    std::string where = fmt::format("{}: node '{}' ({}, opset {})", origin, node.name(), node.op_type(), version);
+    check_no_float8_attributes(node, where);
+    if (!is_default_domain(node.domain())) continue;
+    check_same_as_opset18(node, version, where);
+    if (node.op_type() == "Cast" || node.op_type() == "CastLike") remove_attribute(node, "saturate");
+    // Gelu joined ai.onnx in opset 20 with the semantics of our Gelu; in opset 19 it is not an op.
+    if (node.op_type() == "Gelu" && version >= 20) {
+      node.set_domain(kMicrosoftDomain);
+      moved_gelu = true;
+    }
+  }
+  if (moved_gelu) ensure_opset_import(model, kMicrosoftDomain, 1);
+  opset->set_version(18);
+  spdlog::info("{}: read opset {} of domain 'ai.onnx' as opset 18", origin, version);
 }
 
 void adapt_opset18_to_17(onnx::ModelProto& model, const std::string& origin) {
