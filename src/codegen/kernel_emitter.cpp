@@ -12,7 +12,9 @@
 
 namespace tilefuse::codegen {
 
-std::string KernelTiling::repr() const { return fmt::format("upb={};ct={}", units_per_block, column_tile); }
+std::string KernelTiling::repr() const {
+  return fmt::format("upb={};ct={};nt={};pf={}", units_per_block, column_tile, stream_stores ? 1 : 0, prefetch_ahead);
+}
 
 namespace {
 
@@ -186,6 +188,10 @@ class KernelEmitter {
     w_.line("// Tiling parameters: the only numbers the tuner changes between candidates.");
     w_.line(fmt::format("constexpr int64_t kUnitsPerBlock = {};", tiling_.units_per_block));
     w_.line(fmt::format("constexpr int64_t kColumnTile = {};  // 0: whole rows", column_tile()));
+    w_.line(fmt::format("constexpr bool kStreamStores = {};  // non-temporal stores of full-size outputs",
+                        tiling_.stream_stores ? "true" : "false"));
+    w_.line(fmt::format("constexpr int64_t kPrefetchAhead = {};  // elements; 0: no software prefetch",
+                        tiling_.prefetch_ahead));
     w_.close("}  // namespace");
     w_.line();
   }
@@ -265,6 +271,7 @@ class KernelEmitter {
     emit_unit_setup();
     emit_passes();
     w_.close();
+    w_.line("if constexpr (kStreamStores) tf::stream_fence();");
     w_.close();
   }
 
@@ -356,6 +363,9 @@ class KernelEmitter {
       for (const Value* in : operands_of(*n)) {
         if (in != nullptr && !internal(in) && level_of(in) == Level::Reduced) row_operand(in);
       }
+      if (divides_by_row_value(*n)) {
+        w_.line(fmt::format("const tf::RowDivisor {}({});", row_divisor(*n), var(n->input(1))));
+      }
     }
     w_.open("{");
     size_t depth = nest_.inner.size() - 1;
@@ -421,7 +431,16 @@ class KernelEmitter {
                                                            cpp_int_expr(last), cpp_int_expr(last));
     }
     w_.line(fmt::format("const auto {} = {};  // buffers[{}]", var(in), load, buffer_index_.at(in)));
+    if (last == Dim(1) && tiling_.prefetch_ahead > 0 && changes_with_unit(in) && prefetched_.insert(in).second) {
+      w_.line(fmt::format("tf::prefetch<V>({} + i + kPrefetchAhead);", base));
+    }
     return var(in);
+  }
+
+  // Whether `v` is read at a different place by every unit (a row streamed from memory), rather
+  // than the same broadcast data (e.g. LayerNorm's gamma), which stays in cache anyway.
+  bool changes_with_unit(const Value* v) const {
+    return std::any_of(nest_.outer.begin(), nest_.outer.end(), [&](const LoopAxis& a) { return !(a.strides.at(v) == Dim(0)); });
   }
 
   // A row-level external value used inside a pass body: loaded at row scope before the pass.
@@ -440,6 +459,14 @@ class KernelEmitter {
     return name;
   }
 
+  // A float division of full-size values by a value constant over the row (Softmax's sum,
+  // LayerNorm's standard deviation): see tf::RowDivisor.
+  bool divides_by_row_value(const Node& n) const {
+    return n.op == "Div" && is_float(n.outputs[0]->dtype) && level_of(n.outputs[0]) == Level::Full &&
+           level_of(n.input(1)) == Level::Reduced;
+  }
+  std::string row_divisor(const Node& n) { return var(n.outputs[0]) + "_divisor"; }
+
   bool in_pass(const Node& n, int p) const {
     if (is_reduction(n)) return reduction_pass_.at(&n) == p;
     auto it = pass_of_.find(n.outputs[0]);
@@ -456,7 +483,9 @@ class KernelEmitter {
         continue;
       }
       const Value* out = n->outputs[0];
-      std::string expr = n->op == "Transpose" ? operands[0] : pointwise_expr(*n, operands, "V");
+      std::string expr = n->op == "Transpose"        ? operands[0]
+                         : divides_by_row_value(*n) ? fmt::format("tf::divide({}, {})", operands[0], row_divisor(*n))
+                                                    : pointwise_expr(*n, operands, "V");
       w_.line(fmt::format("const auto {} = {};  // {}", var(out), expr, n->op));
       if (scratch_slot_.count(out)) {
         std::string value = is_mask(out) ? fmt::format("tf::select({}, V(1.0f), V(0.0f))", var(out)) : var(out);
@@ -470,7 +499,7 @@ class KernelEmitter {
     const Dim& last = nest_.inner.back().strides.at(out);
     std::string base = base_pointer(out);
     if (last == Dim(1)) {
-      w_.line(fmt::format("tf::store({} + i, {});", base, var(out)));
+      w_.line(fmt::format("tf::store_output<kStreamStores>({} + i, {});", base, var(out)));
     } else {
       w_.line(fmt::format("tf::store_strided({} + i * {}, {}, {});", base, cpp_int_expr(last), cpp_int_expr(last), var(out)));
     }
@@ -490,6 +519,7 @@ class KernelEmitter {
   std::map<const Value*, int> scratch_slot_;
   std::set<const Value*> loaded_;              // loaded in the current pass body
   std::set<const Value*> row_loaded_;          // loaded at row scope in the current unit
+  std::set<const Value*> prefetched_;          // prefetched ahead in an earlier (or this) pass
   int num_passes_ = 0;
 };
 
@@ -499,15 +529,33 @@ KernelSource emit_kernel(const fusion::FusedKernel& kernel, const KernelTiling& 
   return KernelEmitter(kernel, tiling).emit();
 }
 
+namespace {
+
+// Outputs at least this large are written with non-temporal stores: their consumer will not
+// find them in cache anyway (beyond a core's L2 and its share of L3), so the write-allocate read
+// of an ordinary store is pure waste. A guess to be replaced by measurement (the tuner).
+constexpr int64_t kStreamingOutputBytes = int64_t{16} << 20;
+
+// Rows shorter than this are left to the hardware prefetchers.
+constexpr int64_t kPrefetchMinElements = 256;
+
+// Symbolic sizes are estimated with every symbol at this value.
+constexpr int64_t kSymbolHint = 128;
+
+}  // namespace
+
 KernelTiling default_tiling(const fusion::FusedKernel& kernel, int threads) {
   LoopNest nest = build_loop_nest(kernel.space);
   SymbolBindings hint;
   for (const auto& d : kernel.space.domain) {
-    for (const auto& s : d.symbols()) hint[s] = 128;
+    for (const auto& s : d.symbols()) hint[s] = kSymbolHint;
   }
   int64_t outer = nest.outer_count().substitute(hint).evaluate(hint);
   int64_t inner = nest.inner_count().substitute(hint).evaluate(hint);
   KernelTiling t;
+  t.stream_stores = kernel.bytes_written().substitute(hint).evaluate(hint) >= kStreamingOutputBytes;
+  // Row kernels walk each row in several passes: fetch the next row during this one's.
+  if (nest.reduces && inner >= kPrefetchMinElements) t.prefetch_ahead = inner;
   if (!nest.reduces) {
     // ~32 KiB of f32 per tile and tensor: the tile's loads and stores stay in L1/L2.
     t.column_tile = std::min<int64_t>(std::max<int64_t>(inner, 16), 8192);

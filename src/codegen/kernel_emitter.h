@@ -14,8 +14,10 @@ namespace tilefuse::codegen {
 struct KernelTiling {
   int64_t units_per_block = 1;  // work units (rows, or row x column tiles) per block
   int64_t column_tile = 0;      // elementwise kernels: elements per column tile; 0 = whole row
+  bool stream_stores = false;   // full-size outputs bypass the caches (non-temporal stores)
+  int64_t prefetch_ahead = 0;   // contiguous inputs are prefetched this many elements ahead; 0 = off
 
-  // Canonical text, e.g. "upb=4;ct=8192": identifies a tiling in caches and logs.
+  // Canonical text, e.g. "upb=4;ct=8192;nt=1;pf=1024": identifies a tiling in caches and logs.
   std::string repr() const;
 };
 
@@ -29,7 +31,8 @@ struct KernelSource {
 KernelSource emit_kernel(const fusion::FusedKernel& kernel, const KernelTiling& tiling);
 
 // A reasonable tiling without measurement: enough blocks to balance `threads` workers, column
-// tiles of a few tens of KiB so a tile's tensors stay in L1/L2.
+// tiles of a few tens of KiB so a tile's tensors stay in L1/L2, and non-temporal stores for
+// outputs too large to stay in cache for their consumer.
 KernelTiling default_tiling(const fusion::FusedKernel& kernel, int threads);
 
 }  // namespace tilefuse::codegen

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "api/logging.h"
+#include "bench_command.h"
 #include "inspect_command.h"
 #include "ir/error.h"
 #include "run_command.h"
@@ -37,8 +38,10 @@ int main(int argc, char** argv) {
   app.fallthrough();  // --log-level is accepted after the subcommand too
   cli::RunCommand run;
   cli::InspectCommand inspect;
+  cli::BenchCommand bench;
   CLI::App* run_app = cli::add_run_command(app, run);
   CLI::App* inspect_app = cli::add_inspect_command(app, inspect);
+  CLI::App* bench_app = cli::add_bench_command(app, bench);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -49,6 +52,7 @@ int main(int argc, char** argv) {
     api::configure_logging(log_level);
     if (run_app->parsed()) cli::execute_run_command(run);
     if (inspect_app->parsed()) cli::execute_inspect_command(inspect);
+    if (bench_app->parsed()) cli::execute_bench_command(bench);
     return 0;
   } catch (const UserError& e) {
     std::cerr << "error: " << e.what() << "\n";

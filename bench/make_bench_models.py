@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""Writes LARGE variants of the bundled memory-bound models for `tilefuse bench` into OUT_DIR.
+
+Usage: make_bench_models.py OUT_DIR [--mib N]
+
+Every model's main input and output are N MiB of float32 each (default 128), so a run touches
+at least 2 N MiB, far more than the caches hold. Only the .onnx files are written: bench fills
+the inputs with seeded random data. The graphs are the ones of scripts/make_example_models.py
+(same helpers, same op sequences), only bigger; nothing here is committed.
+"""
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from make_example_models import (GraphBuilder, LAYERNORM_EPS, MASK_FILL,  # noqa: E402
+                                 add_decomposed_layernorm, add_erf_gelu, f32_info, tensor_info)
+
+HIDDEN = 1024      # rows of 4 KiB: the hidden size of a mid-sized transformer
+FFN = 4096         # bias+GELU runs on the MLP's wide activation
+HEADS, SEQ = 16, 512
+
+
+def rows_for(mib, row_elements):
+    """Rows of `row_elements` float32 that make one tensor of `mib` MiB."""
+    return max(1, (mib << 20) // (4 * row_elements))
+
+
+def elementwise_chain(mib, rng):
+    batch = rows_for(mib, SEQ * HIDDEN)
+    g = GraphBuilder()
+    g.const("row_scale", rng.uniform(0.5, 1.5, HIDDEN).astype(np.float32))
+    g.const("col_bias", rng.standard_normal((SEQ, 1), dtype=np.float32))
+    g.const("row_floor", rng.uniform(-0.5, 0.0, (1, HIDDEN)).astype(np.float32))
+    g.const("col_div", rng.uniform(1.0, 2.0, (SEQ, 1)).astype(np.float32))
+    g.const("half", np.float32(0.5))
+    g.const("one", np.float32(1.0))
+    t = g.op("Mul", ["x", "row_scale"], "t01_mul_row")
+    t = g.op("Add", [t, "col_bias"], "t02_add_col")
+    t = g.op("Sigmoid", [t], "t03_sigmoid")
+    t = g.op("Sub", [t, "half"], "t04_sub_scalar")
+    t = g.op("Mul", [t, "x"], "t05_mul_x")
+    t = g.op("Tanh", [t], "t06_tanh")
+    t = g.op("Max", [t, "row_floor"], "t07_max_row")
+    t = g.op("Exp", [t], "t08_exp")
+    t = g.op("Div", [t, "col_div"], "t09_div_col")
+    t = g.op("Add", [t, "one"], "t10_add_scalar")
+    t = g.op("Log", [t], "t11_log")
+    g.op("Mul", [t, "y"], "out")
+    shape = [batch, SEQ, HIDDEN]
+    return g.model("elementwise_chain_large",
+                   [f32_info("x", shape), f32_info("y", [batch, 1, HIDDEN])],
+                   [f32_info("out", shape)], opset=13)
+
+
+def bias_gelu(mib, rng):
+    shape = [rows_for(mib, FFN), FFN]
+    g = GraphBuilder()
+    g.const("b", rng.standard_normal(FFN, dtype=np.float32))
+    biased = g.op("Add", ["x", "b"], "biased")
+    add_erf_gelu(g, biased, "gelu", out="y")
+    return g.model("bias_gelu_large", [f32_info("x", shape)], [f32_info("y", shape)], opset=13)
+
+
+def layernorm_params(g, rng):
+    g.const("gamma", (1.0 + 0.1 * rng.standard_normal(HIDDEN)).astype(np.float32))
+    g.const("beta", (0.1 * rng.standard_normal(HIDDEN)).astype(np.float32))
+
+
+def layernorm_decomposed(mib, rng):
+    shape = [rows_for(mib, HIDDEN), HIDDEN]
+    g = GraphBuilder()
+    layernorm_params(g, rng)
+    add_decomposed_layernorm(g, "x", "gamma", "beta", "ln", out="y")
+    return g.model("layernorm_decomposed_large", [f32_info("x", shape)], [f32_info("y", shape)], opset=13)
+
+
+def layernorm_opset17(mib, rng):
+    shape = [rows_for(mib, HIDDEN), HIDDEN]
+    g = GraphBuilder()
+    layernorm_params(g, rng)
+    g.op("LayerNormalization", ["x", "gamma", "beta"], "y", axis=-1, epsilon=LAYERNORM_EPS)
+    return g.model("layernorm_opset17_large", [f32_info("x", shape)], [f32_info("y", shape)], opset=17)
+
+
+def scale_mask_softmax(mib, rng):
+    batch = rows_for(mib, HEADS * SEQ * SEQ)
+    shape = [batch, HEADS, SEQ, SEQ]
+    g = GraphBuilder()
+    g.const("scale", np.float32(1.0 / math.sqrt(HIDDEN // HEADS)))
+    g.const("mask_fill", np.float32(MASK_FILL))
+    scaled = g.op("Mul", ["scores", "scale"], "scaled")
+    masked = g.op("Where", ["mask", scaled, "mask_fill"], "masked")
+    g.op("Softmax", [masked], "probs", axis=-1)
+    return g.model("scale_mask_softmax_large",
+                   [f32_info("scores", shape), tensor_info("mask", TensorProto.BOOL, [batch, 1, 1, SEQ])],
+                   [f32_info("probs", shape)], opset=13)
+
+
+MODELS = [elementwise_chain, bias_gelu, layernorm_decomposed, layernorm_opset17, scale_mask_softmax]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out_dir", help="directory to write (a build directory, not the source tree)")
+    parser.add_argument("--mib", type=int, default=128, help="MiB of the main input (and output) tensor")
+    args = parser.parse_args()
+    os.makedirs(args.out_dir, exist_ok=True)
+    for index, build in enumerate(MODELS):
+        model = build(args.mib, np.random.default_rng(2000 + index))
+        path = os.path.join(args.out_dir, f"{build.__name__}.onnx")
+        onnx.save(model, path)
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
