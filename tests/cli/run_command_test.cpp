@@ -6,6 +6,7 @@
 
 #include "cli/cli_process.h"
 #include "io/npy.h"
+#include "ir/tensor_compare.h"
 
 namespace tilefuse::testing {
 namespace {
@@ -67,7 +68,11 @@ TEST_F(CliRun, JsonSummary) {
   CliResult r = run({"--input", "x=" + dir.file("x.npy"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json json = nlohmann::json::parse(r.out);
-  EXPECT_EQ(json["mode"], "reference");
+  EXPECT_EQ(json["mode"], "fused");
+  for (const char* counter : {"compiles", "cache_hits", "rebuilds", "launches"}) {
+    EXPECT_TRUE(json["counters"].contains(counter)) << counter;
+  }
+  EXPECT_EQ(json["counters"]["launches"], 1);
   EXPECT_EQ(json["inputs"][0]["name"], "x");
   EXPECT_EQ(json["inputs"][0]["random"], false);
   EXPECT_EQ(json["inputs"][1]["random"], true);
@@ -114,10 +119,15 @@ TEST_F(CliRun, TruncatedInputFile) {
   EXPECT_THAT(r.err, HasSubstr("x_cut.npy: truncated data"));
 }
 
-TEST_F(CliRun, FusedModeIsNotImplementedYet) {
-  CliResult r = run({"--input", "x=" + dir.file("x.npy"), "--mode", "fused"});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err, HasSubstr("mode 'fused' is not implemented yet"));
+TEST_F(CliRun, EveryModeGivesTheReferenceResult) {
+  ASSERT_EQ(run({"--input", "x=" + dir.file("x.npy"), "--mode", "reference"}).exit_code, 0);
+  Tensor expected = io::read_npy(dir.file("out/sum_0.npy"));
+  for (const char* mode : {"fused", "unfused"}) {
+    CliResult r = run({"--input", "x=" + dir.file("x.npy"), "--mode", mode});
+    ASSERT_EQ(r.exit_code, 0) << mode << ": " << r.err;
+    auto cmp = compare_tensors(io::read_npy(dir.file("out/sum_0.npy")), expected, {1e-6, 0});
+    EXPECT_TRUE(cmp.ok) << mode << ": " << cmp.message;
+  }
   EXPECT_THAT(run({"--mode", "turbo"}).err, HasSubstr("unknown mode 'turbo'"));
 }
 

@@ -188,8 +188,9 @@ TEST(ThreadTeam, AnIdleTeamUsesNoCpu) {
   std::this_thread::sleep_for(std::chrono::milliseconds(10));  // past the short spin
   const double before = process_cpu_seconds();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  // Three workers spinning would burn up to 0.9 s of CPU here; sleeping ones burn none.
-  EXPECT_LT(process_cpu_seconds() - before, 0.05);
+  // Three workers spinning would burn up to 0.9 s of CPU here; sleeping ones burn none. The
+  // bound is loose because a loaded machine (ctest -j) adds scheduling noise to any process.
+  EXPECT_LT(process_cpu_seconds() - before, 0.25);
 }
 
 }  // namespace
