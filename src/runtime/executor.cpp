@@ -78,6 +78,7 @@ struct Prepared {
   Arena arena;
   std::vector<std::vector<int64_t>> kernel_symbols;  // per step (empty for non-kernels)
   std::vector<int64_t> kernel_blocks;                // per step
+  std::vector<std::vector<void*>> kernel_buffers;    // per step: the `buffers` argument
   size_t scratch_bytes = 0;
   std::vector<Arena> scratch;                        // one per worker
 };
@@ -214,6 +215,7 @@ struct Executor::Impl {
       }
       p.kernel_symbols.push_back(std::move(syms));
       p.kernel_blocks.push_back(blocks);
+      p.kernel_buffers.emplace_back().reserve(kernels[i].source.buffers.size());
     }
     for (int w = 0; w < team.size(); ++w) p.scratch.emplace_back(std::max<size_t>(p.scratch_bytes, 64));
     return prepared.emplace(key, std::move(p)).first->second;
@@ -288,15 +290,15 @@ struct Executor::Impl {
   }
 
   void run_kernel_step(size_t i, const Bound& bound, Prepared& p) {
-    const auto& step = plan.steps[i];
-    std::vector<void*> buffers;
+    // The pointer array is reused across runs: only user inputs/outputs can move between runs.
+    std::vector<void*>& buffers = p.kernel_buffers[i];
+    buffers.clear();
     for (const Value* v : kernels[i].source.buffers) buffers.push_back(data_of(bound, v));
     const KernelLibrary& lib = *kernels[i].library;
     const int64_t* syms = p.kernel_symbols[i].data();
     team.run(p.kernel_blocks[i], [&](int worker, int64_t first, int64_t end) {
       lib.run_blocks(buffers.data(), syms, first, end, p.scratch[worker].data());
     });
-    (void)step;
   }
 
   void run_node_step(const fusion::PlanStep& step, const Bound& bound, Prepared& p) {
