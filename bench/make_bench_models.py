@@ -19,7 +19,7 @@ from onnx import TensorProto
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
-from make_example_models import (GraphBuilder, LAYERNORM_EPS, MASK_FILL,  # noqa: E402
+from make_example_models import (GraphBuilder, add_elementwise_chain, LAYERNORM_EPS, MASK_FILL,  # noqa: E402
                                  add_decomposed_layernorm, add_erf_gelu, f32_info, tensor_info)
 
 HIDDEN = 1024      # rows of 4 KiB: the hidden size of a mid-sized transformer
@@ -41,18 +41,7 @@ def elementwise_chain(mib, rng):
     g.const("col_div", rng.uniform(1.0, 2.0, (SEQ, 1)).astype(np.float32))
     g.const("half", np.float32(0.5))
     g.const("one", np.float32(1.0))
-    t = g.op("Mul", ["x", "row_scale"], "t01_mul_row")
-    t = g.op("Add", [t, "col_bias"], "t02_add_col")
-    t = g.op("Sigmoid", [t], "t03_sigmoid")
-    t = g.op("Sub", [t, "half"], "t04_sub_scalar")
-    t = g.op("Mul", [t, "x"], "t05_mul_x")
-    t = g.op("Tanh", [t], "t06_tanh")
-    t = g.op("Max", [t, "row_floor"], "t07_max_row")
-    t = g.op("Exp", [t], "t08_exp")
-    t = g.op("Div", [t, "col_div"], "t09_div_col")
-    t = g.op("Add", [t, "one"], "t10_add_scalar")
-    t = g.op("Log", [t], "t11_log")
-    g.op("Mul", [t, "y"], "out")
+    add_elementwise_chain(g)
     shape = [batch, SEQ, HIDDEN]
     return g.model("elementwise_chain_large",
                    [f32_info("x", shape), f32_info("y", [batch, 1, HIDDEN])],

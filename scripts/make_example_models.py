@@ -114,6 +114,23 @@ def add_decomposed_layernorm(g, x, gamma, beta, prefix, out=None):
 # ---------------------------------------------------------------- the models
 # Each builder takes a numpy Generator and returns (model, {input: array}, {output: array}).
 
+def add_elementwise_chain(g):
+    """The 12 ops of the elementwise chain: x and y inputs, constants row_scale, col_bias,
+    half, row_floor, col_div, one; output "out"."""
+    t = g.op("Mul", ["x", "row_scale"], "t01_mul_row")
+    t = g.op("Add", [t, "col_bias"], "t02_add_col")
+    t = g.op("Sigmoid", [t], "t03_sigmoid")
+    t = g.op("Sub", [t, "half"], "t04_sub_scalar")
+    t = g.op("Mul", [t, "x"], "t05_mul_x")
+    t = g.op("Tanh", [t], "t06_tanh")
+    t = g.op("Max", [t, "row_floor"], "t07_max_row")
+    t = g.op("Exp", [t], "t08_exp")
+    t = g.op("Div", [t, "col_div"], "t09_div_col")
+    t = g.op("Add", [t, "one"], "t10_add_scalar")
+    t = g.op("Log", [t], "t11_log")
+    g.op("Mul", [t, "y"], "out")
+
+
 def bias_gelu(rng):
     x = rng.standard_normal((BATCH, SEQ, HIDDEN), dtype=np.float32)
     b = rng.standard_normal(HIDDEN, dtype=np.float32)
@@ -189,18 +206,7 @@ def elementwise_chain(rng):
     for name, value in [("row_scale", row_scale), ("col_bias", col_bias), ("row_floor", row_floor),
                         ("col_div", col_div), ("half", half), ("one", one)]:
         g.const(name, value)
-    t = g.op("Mul", ["x", "row_scale"], "t01_mul_row")
-    t = g.op("Add", [t, "col_bias"], "t02_add_col")
-    t = g.op("Sigmoid", [t], "t03_sigmoid")
-    t = g.op("Sub", [t, "half"], "t04_sub_scalar")
-    t = g.op("Mul", [t, "x"], "t05_mul_x")
-    t = g.op("Tanh", [t], "t06_tanh")
-    t = g.op("Max", [t, "row_floor"], "t07_max_row")
-    t = g.op("Exp", [t], "t08_exp")
-    t = g.op("Div", [t, "col_div"], "t09_div_col")
-    t = g.op("Add", [t, "one"], "t10_add_scalar")
-    t = g.op("Log", [t], "t11_log")
-    g.op("Mul", [t, "y"], "out")
+    add_elementwise_chain(g)
     model = g.model("elementwise_chain",
                     [f32_info("x", x.shape), f32_info("y", y.shape)],
                     [f32_info("out", x.shape)], opset=13)
