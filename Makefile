@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 MODEL ?= examples/models/mlp_block.onnx
 PY ?= /usr/bin/python3
 
-.PHONY: setup configure build run test node-tests fuzz clean models
+.PHONY: setup configure build run test node-tests fuzz clean models bench-peers
 
 setup:
 	@bash scripts/setup.sh
@@ -31,6 +31,15 @@ test: build node-tests
 # Regenerates examples/models/*.onnx and their expected outputs (committed).
 models: setup
 	@$(PY) scripts/make_example_models.py examples/models
+
+# Benchmarks tilefuse against ONNX Runtime, PyTorch eager and TorchInductor into bench/peers/results/
+# (see bench/README.md). Builds only the tilefuse binary; PEERS_VENV is the Python env, created with
+# PyPI packages when missing; PEERS_ARGS=--quick is the few-minute smoke test.
+PEERS_VENV ?= $(BUILD_DIR)/peers-venv
+bench-peers: configure
+	@cmake --build $(BUILD_DIR) --target tilefuse -j $(JOBS)
+	@bash bench/peers/setup_venv.sh $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python bench/peers/run_peers.py --tilefuse $(BUILD_DIR)/tilefuse --work-dir $(BUILD_DIR)/peers-work $(PEERS_ARGS)
 
 # Fuzzes the ONNX loader under ASan for FUZZ_SECONDS (default 600).
 FUZZ_SECONDS ?= 600

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TILEFUSE_KERNEL_ABI_VERSION 1
+#define TILEFUSE_KERNEL_ABI_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,14 +19,15 @@ extern "C" {
 /* Returns TILEFUSE_KERNEL_ABI_VERSION of the header the library was compiled with. */
 typedef int (*tf_abi_version_fn)(void);
 /* Number of blocks for the given symbol values (array in the order the kernel's metadata lists
- * its symbols; may be NULL for a kernel without symbols). */
-typedef int64_t (*tf_num_blocks_fn)(const int64_t* symbols);
+ * its symbols; may be NULL for a kernel without symbols) when `workers` threads run it. A static
+ * kernel's tiling is baked in and ignores `workers`; a jit kernel splits its work at launch. */
+typedef int64_t (*tf_num_blocks_fn)(const int64_t* symbols, int64_t workers);
 /* Bytes of per-worker scratch the kernel needs (64-byte aligned by the caller). */
 typedef size_t (*tf_scratch_bytes_fn)(const int64_t* symbols);
-/* Runs blocks [first_block, end_block). `buffers` holds the kernel's inputs then its outputs,
- * in the order of its metadata. */
-typedef void (*tf_run_blocks_fn)(void* const* buffers, const int64_t* symbols, int64_t first_block,
-                                 int64_t end_block, void* scratch);
+/* Runs blocks [first_block, end_block) of the split tf_num_blocks(symbols, workers) made.
+ * `buffers` holds the kernel's inputs then its outputs, in the order of its metadata. */
+typedef void (*tf_run_blocks_fn)(void* const* buffers, const int64_t* symbols, int64_t workers,
+                                 int64_t first_block, int64_t end_block, void* scratch);
 
 #ifdef __cplusplus
 }

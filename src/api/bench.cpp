@@ -68,7 +68,7 @@ ModeBench bench_mode(const Graph& graph, const BoundInputs& inputs, Mode mode, c
   return bench;
 }
 
-void summarise(ModeBench& bench, const tune::StreamResult& stream) {
+void summarise(ModeBench& bench, const runtime::StreamResult& stream) {
   bench.median_ms = quantile(bench.times_ms, 0.5);
   bench.min_ms = quantile(bench.times_ms, 0.0);
   bench.p10_ms = quantile(bench.times_ms, 0.1);
@@ -101,7 +101,7 @@ BenchReport bench_model(const Graph& graph, const BoundInputs& inputs, const std
     runtime::ThreadTeam team(report.threads);
     build::ProgressLine progress("bench", 1);
     progress.advance("measuring STREAM triad and non-temporal copy bandwidth");
-    report.stream = tune::measure_stream(team, options.stream);
+    report.stream = runtime::measure_stream(team, options.stream);
   }
   for (Mode mode : options.modes) {
     report.modes.push_back(bench_mode(graph, inputs, mode, options));

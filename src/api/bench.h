@@ -17,7 +17,7 @@
 #include "api/input_binding.h"
 #include "api/runner.h"
 #include "ir/graph.h"
-#include "tune/stream_probe.h"
+#include "runtime/stream_probe.h"
 
 namespace tilefuse::api {
 
@@ -26,7 +26,7 @@ struct BenchOptions {
   int iterations = 20;  // timed runs per mode
   int warmup = 3;       // untimed runs first (page faults, caches, thread wake-up)
   ExecutionOptions execution;
-  tune::StreamOptions stream;
+  runtime::StreamOptions stream;
 };
 
 struct ModeBench {
@@ -41,7 +41,7 @@ struct ModeBench {
 struct BenchReport {
   std::string model;
   int threads = 0;
-  tune::StreamResult stream;
+  runtime::StreamResult stream;
   std::vector<ModeBench> modes;  // in the order asked for
 };
 

@@ -1,10 +1,12 @@
 #include "api/runner.h"
 
 #include <chrono>
+#include <cstdlib>
 
 #include "build/compile_pool.h"
 #include "ir/error.h"
 #include "reference/interpreter.h"
+#include "tune/autotune_config.h"
 
 namespace tilefuse::api {
 namespace {
@@ -57,6 +59,9 @@ runtime::ExecutorOptions executor_options(Mode mode, const ExecutionOptions& opt
   out.compile_threads = options.compile_threads ? *options.compile_threads : build::compile_threads_from_environment();
   if (out.compile_threads < 1) fail_user("--compile-threads must be a positive integer, got {}", out.compile_threads);
   out.cache_dir = options.cache_dir;
+  out.autotune_topn = tune::resolve_autotune_topn(options.autotune_topn);
+  out.debug_dir = options.debug_dir;
+  if (const char* env = std::getenv("TILEFUSE_DEBUG_DIR"); out.debug_dir.empty() && env != nullptr) out.debug_dir = env;
   return out;
 }
 
@@ -78,6 +83,9 @@ std::vector<Tensor> run_compiled(const Graph& graph, const BoundInputs& inputs, 
   result.counters = {{"compiles", counters.cache.compiles.load()},
                      {"cache_hits", counters.cache.cache_hits.load()},
                      {"rebuilds", counters.cache.rebuilds.load()},
+                     {"candidates_measured", counters.tuning.candidates_measured.load()},
+                     {"kernels_tuned", counters.tuning.kernels_tuned.load()},
+                     {"tuning_records_reused", counters.tuning.records_reused.load()},
                      {"launches", executor.launches()}};
   return tensors;
 }

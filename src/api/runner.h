@@ -33,16 +33,19 @@ struct NamedTensor {
 };
 
 // How fused/unfused modes compile and run; unset fields come from the environment
-// (TILEFUSE_NUM_THREADS, TILEFUSE_COMPILE_THREADS, TILEFUSE_CACHE_DIR), read once here.
+// (TILEFUSE_NUM_THREADS, TILEFUSE_COMPILE_THREADS, TILEFUSE_CACHE_DIR, TILEFUSE_AUTOTUNE_TOPN,
+// TILEFUSE_DEBUG_DIR), read and validated once here.
 struct ExecutionOptions {
   std::optional<int> threads;          // the device limit: worker threads
   std::optional<int> compile_threads;
+  std::optional<int> autotune_topn;    // tiling candidates measured per static kernel
   std::string cache_dir;
+  std::string debug_dir;
 };
 
 struct RunResult {
   std::vector<NamedTensor> outputs;  // in the graph's output order
-  double elapsed_ms = 0;             // execution only, not loading, binding or compiling
+  double elapsed_ms = 0;             // execution only (with the first run's tuning, if any), not compiling
   double compile_ms = 0;             // planning, code generation, compiling or cache lookups
   // Events of the run by name (compiles, cache hits, ...); empty in reference mode.
   std::map<std::string, int64_t> counters;

@@ -5,20 +5,22 @@
 #include <set>
 
 #include "codegen/cpp_names.h"
-#include "codegen/loop_nest.h"
+#include "fusion/loop_nest.h"
 #include "codegen/pointwise_expr.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
 
 namespace tilefuse::codegen {
 
-std::string KernelTiling::repr() const {
-  return fmt::format("upb={};ct={};nt={};pf={}", units_per_block, column_tile, stream_stores ? 1 : 0, prefetch_ahead);
-}
-
 namespace {
 
 using fusion::Level;
+using fusion::LoopAxis;
+using fusion::LoopNest;
+using fusion::build_loop_nest;
+
+// Jit kernels give each worker about this many blocks, so uneven progress evens out.
+constexpr int64_t kJitBlocksPerWorker = 4;
 
 bool is_mask(const Value* v) { return v->dtype == DType::boolean; }
 bool is_reduction(const Node& n) { return n.def().has(kReduction); }
@@ -63,8 +65,8 @@ class CodeWriter {
 
 class KernelEmitter {
  public:
-  KernelEmitter(const fusion::FusedKernel& kernel, const KernelTiling& tiling)
-      : k_(kernel), tiling_(tiling), nest_(build_loop_nest(kernel.space)) {
+  KernelEmitter(const fusion::FusedKernel& kernel, const KernelTiling& tiling, KernelVariant variant)
+      : k_(kernel), tiling_(tiling), jit_(variant == KernelVariant::Jit), nest_(build_loop_nest(kernel.space)) {
     collect_buffers();
     collect_symbols();
     schedule_passes();
@@ -181,12 +183,22 @@ class KernelEmitter {
       for (size_t i = 0; i < symbols_.size(); ++i) syms += fmt::format(" [{}]={}", i, symbols_[i]);
       w_.line("// symbols:" + syms);
     }
-    w_.line("// tiling: " + tiling_.repr());
+    if (jit_) {
+      w_.line(fmt::format("// tiling: jit, blocks split at launch; column tile {}, non-temporal stores {}, prefetch {}",
+                          column_tile(), tiling_.stream_stores ? 1 : 0, tiling_.prefetch_ahead));
+    } else {
+      w_.line("// tiling: " + tiling_.repr());
+    }
     w_.line("#include \"tilefuse_kernel.h\"");
     w_.line();
     w_.open("namespace {");
     w_.line("// Tiling parameters: the only numbers the tuner changes between candidates.");
-    w_.line(fmt::format("constexpr int64_t kUnitsPerBlock = {};", tiling_.units_per_block));
+    if (jit_) {
+      w_.line(fmt::format("constexpr int64_t kBlocksPerWorker = {};  // the block split is made at launch",
+                          kJitBlocksPerWorker));
+    } else {
+      w_.line(fmt::format("constexpr int64_t kUnitsPerBlock = {};", tiling_.units_per_block));
+    }
     w_.line(fmt::format("constexpr int64_t kColumnTile = {};  // 0: whole rows", column_tile()));
     w_.line(fmt::format("constexpr bool kStreamStores = {};  // non-temporal stores of full-size outputs",
                         tiling_.stream_stores ? "true" : "false"));
@@ -219,15 +231,21 @@ class KernelEmitter {
       w_.line("const int64_t column_tiles = 1;");
     }
     w_.line("const int64_t units = outer * column_tiles;");
+    if (jit_) {
+      w_.line("const int64_t units_per_block = tf::ceil_div(units, std::max<int64_t>(1, workers * kBlocksPerWorker));");
+    } else {
+      w_.line("const int64_t units_per_block = kUnitsPerBlock;");
+      w_.line("(void)workers;");
+    }
   }
 
   void emit_abi_functions() {
     w_.line("TF_EXPORT int tf_abi_version() { return TILEFUSE_KERNEL_ABI_VERSION; }");
     w_.line();
-    w_.open("TF_EXPORT int64_t tf_num_blocks(const int64_t* symbols) {");
+    w_.open("TF_EXPORT int64_t tf_num_blocks(const int64_t* symbols, int64_t workers) {");
     bind_symbols();
     emit_counts();
-    w_.line("return tf::ceil_div(units, kUnitsPerBlock);");
+    w_.line("return tf::ceil_div(units, units_per_block);");
     w_.close();
     w_.line();
     w_.open("TF_EXPORT size_t tf_scratch_bytes(const int64_t* symbols) {");
@@ -247,8 +265,8 @@ class KernelEmitter {
 
   void emit_run_blocks() {
     w_.open(
-        "TF_EXPORT void tf_run_blocks(void* const* buffers, const int64_t* symbols, int64_t first_block, int64_t "
-        "end_block, void* scratch) {");
+        "TF_EXPORT void tf_run_blocks(void* const* buffers, const int64_t* symbols, int64_t workers, int64_t "
+        "first_block, int64_t end_block, void* scratch) {");
     bind_symbols();
     for (const Value* v : buffers_) {
       std::string type = cpp_storage_type(v->dtype);
@@ -266,8 +284,8 @@ class KernelEmitter {
       }
     }
     emit_counts();
-    w_.line("const int64_t unit_end = std::min(units, end_block * kUnitsPerBlock);");
-    w_.open("for (int64_t unit = first_block * kUnitsPerBlock; unit < unit_end; ++unit) {");
+    w_.line("const int64_t unit_end = std::min(units, end_block * units_per_block);");
+    w_.open("for (int64_t unit = first_block * units_per_block; unit < unit_end; ++unit) {");
     emit_unit_setup();
     emit_passes();
     w_.close();
@@ -507,6 +525,7 @@ class KernelEmitter {
 
   const fusion::FusedKernel& k_;
   KernelTiling tiling_;
+  bool jit_;
   LoopNest nest_;
   CodeWriter w_;
   std::vector<const Value*> buffers_;
@@ -525,48 +544,8 @@ class KernelEmitter {
 
 }  // namespace
 
-KernelSource emit_kernel(const fusion::FusedKernel& kernel, const KernelTiling& tiling) {
-  return KernelEmitter(kernel, tiling).emit();
-}
-
-namespace {
-
-// Outputs at least this large are written with non-temporal stores: their consumer will not
-// find them in cache anyway (beyond a core's L2 and its share of L3), so the write-allocate read
-// of an ordinary store is pure waste. A guess to be replaced by measurement (the tuner).
-constexpr int64_t kStreamingOutputBytes = int64_t{16} << 20;
-
-// Rows shorter than this are left to the hardware prefetchers.
-constexpr int64_t kPrefetchMinElements = 256;
-
-// Symbolic sizes are estimated with every symbol at this value.
-constexpr int64_t kSymbolHint = 128;
-
-}  // namespace
-
-KernelTiling default_tiling(const fusion::FusedKernel& kernel, int threads) {
-  LoopNest nest = build_loop_nest(kernel.space);
-  SymbolBindings hint;
-  for (const auto& d : kernel.space.domain) {
-    for (const auto& s : d.symbols()) hint[s] = kSymbolHint;
-  }
-  int64_t outer = nest.outer_count().substitute(hint).evaluate(hint);
-  int64_t inner = nest.inner_count().substitute(hint).evaluate(hint);
-  KernelTiling t;
-  t.stream_stores = kernel.bytes_written().substitute(hint).evaluate(hint) >= kStreamingOutputBytes;
-  // Row kernels walk each row in several passes: fetch the next row during this one's.
-  if (nest.reduces && inner >= kPrefetchMinElements) t.prefetch_ahead = inner;
-  if (!nest.reduces) {
-    // ~32 KiB of f32 per tile and tensor: the tile's loads and stores stay in L1/L2.
-    t.column_tile = std::min<int64_t>(std::max<int64_t>(inner, 16), 8192);
-    t.column_tile = (t.column_tile + 15) / 16 * 16;
-  }
-  int64_t tiles = inner > 0 && t.column_tile > 0 ? (inner + t.column_tile - 1) / t.column_tile : 1;
-  int64_t units = std::max<int64_t>(outer * tiles, 1);
-  // A few blocks per worker balance uneven progress without making blocks tiny.
-  int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(units, int64_t{threads} * 4));
-  t.units_per_block = (units + blocks - 1) / blocks;
-  return t;
+KernelSource emit_kernel(const fusion::FusedKernel& kernel, const KernelTiling& tiling, KernelVariant variant) {
+  return KernelEmitter(kernel, tiling, variant).emit();
 }
 
 }  // namespace tilefuse::codegen

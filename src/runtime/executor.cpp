@@ -17,6 +17,7 @@
 #include "io/atomic_file.h"
 #include "ir/error.h"
 #include "reference/interpreter.h"
+#include "runtime/hardware_calibration.h"
 #include "runtime/kernel_library.h"
 #include "runtime/library_call.h"
 #include "runtime/memory_planner.h"
@@ -65,11 +66,6 @@ std::string structural_name(const std::string& plan_name) {
   return pos == std::string::npos ? plan_name : plan_name.substr(0, pos);
 }
 
-struct CompiledKernel {
-  codegen::KernelSource source;
-  std::shared_ptr<KernelLibrary> library;
-};
-
 // Buffers and launch parameters for one set of symbol values.
 struct Prepared {
   SymbolBindings bindings;
@@ -77,7 +73,7 @@ struct Prepared {
   std::map<const Value*, size_t> arena_offset;  // intermediates
   Arena arena;
   std::vector<std::vector<int64_t>> kernel_symbols;  // per step (empty for non-kernels)
-  std::vector<int64_t> kernel_blocks;                // per step
+  std::vector<int64_t> kernel_blocks;                // per step; -1 until known (kernels awaiting tuning)
   std::vector<std::vector<void*>> kernel_buffers;    // per step: the `buffers` argument
   size_t scratch_bytes = 0;
   std::vector<Arena> scratch;                        // one per worker
@@ -91,18 +87,24 @@ struct Executor::Impl {
   ExecutorOptions options;
   ExecutorCounters& counters;
   fusion::FusionPlan& plan = planned.plan;
-  std::vector<CompiledKernel> kernels;  // per step (empty for non-kernels)
+  std::vector<BuiltKernel> kernels;  // per step (empty for non-kernels)
   std::shared_ptr<ThreadTeam> team_ptr;
   ThreadTeam& team;
   std::map<const Value*, const Value*> alias_of;  // view outputs -> the value whose bytes they are
   std::map<std::string, Prepared> prepared;       // by bindings text
+  // What building and tuning kernels needs; kept because the first run may still tune.
+  build::ArtifactCache cache;
+  build::Toolchain toolchain = build::Toolchain::from_environment();
+  tiling::HardwareModel hardware;
+  std::unique_ptr<BuildContext> build_context;
 
   Impl(const Graph& g, const ExecutorOptions& o, ExecutorCounters& c)
       : planned(fusion::plan_for_execution(g, o.fuse)),
         options(o),
         counters(c),
         team_ptr(shared_team(std::max(1, o.device.threads))),
-        team(*team_ptr) {
+        team(*team_ptr),
+        cache(o.cache_dir.empty() ? build::ArtifactCache::default_root() : o.cache_dir) {
     for (const auto& step : plan.steps) {
       if (step.kind == fusion::StepKind::View) alias_of[step.node->outputs[0]] = root(step.node->input(0));
     }
@@ -114,12 +116,19 @@ struct Executor::Impl {
     return it == alias_of.end() ? v : it->second;
   }
 
+  bool has_kernels() const {
+    return std::any_of(plan.steps.begin(), plan.steps.end(),
+                       [](const fusion::PlanStep& s) { return s.kind == fusion::StepKind::Kernel; });
+  }
+
   void compile_kernels() {
-    build::ArtifactCache cache(options.cache_dir.empty() ? build::ArtifactCache::default_root() : options.cache_dir);
-    build::Toolchain toolchain = build::Toolchain::from_environment();
+    if (!has_kernels()) return;
     std::string header_fingerprint;
     toolchain.include_dirs.push_back(install_support_headers(cache.root(), header_fingerprint));
     build::ensure_precompiled_header(toolchain, toolchain.include_dirs.back() + "/tilefuse_kernel.h");
+    hardware = options.hardware ? *options.hardware : calibrated_hardware(cache.root());
+    build_context.reset(new BuildContext{cache, toolchain, header_fingerprint, hardware, team.size(),
+                                         options.autotune_topn, options.debug_dir, counters.cache, counters.tuning});
     kernels.resize(plan.steps.size());
     std::vector<build::CompileJob> jobs;
     for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -127,23 +136,13 @@ struct Executor::Impl {
       if (step.kind != fusion::StepKind::Kernel) continue;
       fusion::FusedKernel named = step.kernel;
       named.name = structural_name(step.kernel.name);
-      codegen::KernelTiling tiling = codegen::default_tiling(named, team.size());
-      kernels[i].source = codegen::emit_kernel(named, tiling);
-      build::ArtifactRequest request;
-      request.kernel_name = named.name + "_" + build::sha256_hex(kernels[i].source.code).substr(0, 8);
-      request.source = kernels[i].source.code;
-      request.meta = {{"codegen_version", codegen::kCodegenVersion},
-                      {"support_headers", header_fingerprint},
-                      {"tiling", tiling.repr()}};
-      jobs.push_back({request.kernel_name, [this, i, request, &cache, &toolchain] {
-                        std::string path = cache.get_or_build(request, toolchain, counters.cache);
-                        kernels[i].library = KernelLibrary::load(path);
-                      }});
+      jobs.push_back({named.name, [this, i, named] { kernels[i] = build_kernel(named, *build_context); }});
     }
     size_t count = jobs.size();
     build::run_compile_jobs(std::move(jobs), options.compile_threads);
-    spdlog::info("executor: {} kernels ready ({} compiled, {} from cache)", count, counters.cache.compiles.load(),
-                 counters.cache.cache_hits.load());
+    spdlog::info("executor: {} kernels ready ({} compiled, {} from cache, {} tuning records reused)", count,
+                 counters.cache.compiles.load(), counters.cache.cache_hits.load(),
+                 counters.tuning.records_reused.load());
   }
 
   // ---- preparing buffers for a set of symbol values ----
@@ -208,10 +207,13 @@ struct Executor::Impl {
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       std::vector<int64_t> syms;
       int64_t blocks = 0;
-      if (kernels[i].library) {
-        for (const auto& s : kernels[i].source.symbols) syms.push_back(b.at(s));
-        blocks = kernels[i].library->num_blocks(syms.data());
-        p.scratch_bytes = std::max(p.scratch_bytes, kernels[i].library->scratch_bytes(syms.data()));
+      if (plan.steps[i].kind == fusion::StepKind::Kernel) {
+        const BuiltKernel& k = kernels[i];
+        for (const auto& s : k.source.symbols) syms.push_back(b.at(s));
+        blocks = k.library ? k.library->num_blocks(syms.data(), team.size()) : -1;
+        for (const auto& lib : k.library ? std::vector{k.library} : k.candidate_libraries) {
+          p.scratch_bytes = std::max(p.scratch_bytes, lib->scratch_bytes(syms.data()));
+        }
       }
       p.kernel_symbols.push_back(std::move(syms));
       p.kernel_blocks.push_back(blocks);
@@ -289,16 +291,34 @@ struct Executor::Impl {
     return bound;
   }
 
+  // The first run of a kernel that still has TopN candidates measures them on this run's data.
+  void tune_step(size_t i, const Bound& bound, Prepared& p) {
+    BuiltKernel& k = kernels[i];
+    KernelLaunch launch;
+    for (const Value* v : k.source.buffers) launch.buffers.push_back(view_of(bound, p, v));
+    launch.num_inputs = plan.steps[i].kernel.inputs.size();
+    launch.symbols = p.kernel_symbols[i];
+    launch.workers = team.size();
+    tune_kernel(k, launch, *build_context);
+    for (auto& [key, other] : prepared) other.kernel_blocks[i] = -1;  // the winner splits its own way
+  }
+
   void run_kernel_step(size_t i, const Bound& bound, Prepared& p) {
+    if (kernels[i].needs_tuning()) tune_step(i, bound, p);
     // The pointer array is reused across runs: only user inputs/outputs can move between runs.
     std::vector<void*>& buffers = p.kernel_buffers[i];
     buffers.clear();
     for (const Value* v : kernels[i].source.buffers) buffers.push_back(data_of(bound, v));
     const KernelLibrary& lib = *kernels[i].library;
     const int64_t* syms = p.kernel_symbols[i].data();
-    team.run(p.kernel_blocks[i], [&](int worker, int64_t first, int64_t end) {
-      lib.run_blocks(buffers.data(), syms, first, end, p.scratch[worker].data());
-    });
+    const int64_t workers = team.size();
+    if (p.kernel_blocks[i] < 0) p.kernel_blocks[i] = lib.num_blocks(syms, workers);
+    team.run(
+        p.kernel_blocks[i],
+        [&](int worker, int64_t first, int64_t end) {
+          lib.run_blocks(buffers.data(), syms, workers, first, end, p.scratch[worker].data());
+        },
+        kernels[i].block_dim);
   }
 
   void run_node_step(const fusion::PlanStep& step, const Bound& bound, Prepared& p) {
@@ -363,5 +383,13 @@ std::vector<Tensor> Executor::run(const std::map<std::string, Tensor>& inputs) {
 const fusion::FusionPlan& Executor::plan() const { return impl_->plan; }
 
 int64_t Executor::launches() const { return impl_->plan.num_kernels(); }
+
+std::vector<TuningSummary> Executor::tuning_summaries() const {
+  std::vector<TuningSummary> out;
+  for (const BuiltKernel& k : impl_->kernels) {
+    if (k.tuning) out.push_back(*k.tuning);
+  }
+  return out;
+}
 
 }  // namespace tilefuse::runtime

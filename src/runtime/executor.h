@@ -1,12 +1,15 @@
 // The executor runs a graph the fused (or unfused) way: it plans fusion, generates a C++ kernel
-// per fused group, gets each compiled through the on-disk cache (in parallel), loads the
-// libraries, and then runs the plan step by step: generated kernels on the thread team, MatMul/
-// Gemm through the BLAS, views as aliases, anything else through the reference kernels.
+// per fused group, gets each compiled through the on-disk cache (in parallel; static kernels with
+// their TopN tiling candidates, see kernel_builder.h), loads the libraries, and then runs the plan
+// step by step: generated kernels on the thread team, MatMul/Gemm through the BLAS, views as
+// aliases, anything else through the reference kernels. The first run tunes the kernels that
+// still have candidates to choose from, on that run's real data.
 // Intermediates live in one arena planned by liveness, prepared once per set of input shapes.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +18,8 @@
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "runtime/device_limit.h"
+#include "runtime/kernel_builder.h"
+#include "tiling/hardware_model.h"
 
 namespace tilefuse::runtime {
 
@@ -23,10 +28,14 @@ struct ExecutorOptions {
   DeviceLimit device;           // worker threads
   std::string cache_dir;        // empty: build::ArtifactCache::default_root()
   int compile_threads = 1;
+  int autotune_topn = 1;        // tiling candidates measured per static kernel (1: no measurement)
+  std::optional<tiling::HardwareModel> hardware;  // empty: detected and calibrated (cached per machine)
+  std::string debug_dir;        // non-empty: dump every generated artifact there (TILEFUSE_DEBUG_DIR)
 };
 
 struct ExecutorCounters {
   build::CacheCounters cache;
+  TuningCounters tuning;
   std::atomic<int64_t> runs{0};
 };
 
@@ -48,6 +57,8 @@ class Executor {
   const fusion::FusionPlan& plan() const;
   // Launches per inference: kernels, library calls and host ops (views are free).
   int64_t launches() const;
+  // The kernels this executor measured (on its first run), in plan order.
+  std::vector<TuningSummary> tuning_summaries() const;
 
  private:
   struct Impl;

@@ -18,10 +18,11 @@ class KernelLibrary {
   KernelLibrary(const KernelLibrary&) = delete;
   KernelLibrary& operator=(const KernelLibrary&) = delete;
 
-  int64_t num_blocks(const int64_t* symbols) const { return num_blocks_(symbols); }
+  int64_t num_blocks(const int64_t* symbols, int64_t workers) const { return num_blocks_(symbols, workers); }
   size_t scratch_bytes(const int64_t* symbols) const { return scratch_bytes_(symbols); }
-  void run_blocks(void* const* buffers, const int64_t* symbols, int64_t first, int64_t end, void* scratch) const {
-    run_blocks_(buffers, symbols, first, end, scratch);
+  void run_blocks(void* const* buffers, const int64_t* symbols, int64_t workers, int64_t first, int64_t end,
+                  void* scratch) const {
+    run_blocks_(buffers, symbols, workers, first, end, scratch);
   }
   const std::string& path() const { return path_; }
 

@@ -18,9 +18,11 @@ class ThreadTeam {
   ThreadTeam& operator=(const ThreadTeam&) = delete;
 
   int size() const;
-  // Calls fn(worker, first_block, end_block) once per worker that has blocks, in parallel;
-  // returns when all are done. An exception in any worker is rethrown here.
-  void run(int64_t num_blocks, const std::function<void(int worker, int64_t first, int64_t end)>& fn);
+  // Calls fn(worker, first_block, end_block) once per worker that has blocks, in parallel, on at
+  // most `max_workers` workers (0: all; a kernel's block_dim); returns when all are done. An
+  // exception in any worker is rethrown here.
+  void run(int64_t num_blocks, const std::function<void(int worker, int64_t first, int64_t end)>& fn,
+           int max_workers = 0);
 
  private:
   struct State;

@@ -10,7 +10,7 @@
 
 #include "api/model.h"
 #include "runtime/thread_team.h"
-#include "tune/stream_probe.h"
+#include "runtime/stream_probe.h"
 
 namespace tilefuse::api {
 namespace {
@@ -51,7 +51,7 @@ TEST(Quantile, InterpolatesBetweenOrderStatistics) {
 
 TEST(StreamProbe, MeasuresPositiveBandwidthOnTheTeam) {
   runtime::ThreadTeam team(2);
-  const tune::StreamResult r = tune::measure_stream(team, {.array_bytes = size_t{4} << 20, .repetitions = 2});
+  const runtime::StreamResult r = runtime::measure_stream(team, {.array_bytes = size_t{4} << 20, .repetitions = 2});
   EXPECT_GT(r.triad_gbps, 0.0);
   EXPECT_GT(r.copy_nt_gbps, 0.0);
   EXPECT_EQ(r.threads, 2);

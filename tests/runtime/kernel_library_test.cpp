@@ -24,11 +24,11 @@ std::string kernel_source(const std::string& abi_version, bool with_run_blocks) 
   std::string source = R"(#include "tilefuse/kernel_abi.h"
 extern "C" {
 int tf_abi_version(void) { return )" + abi_version + R"(; }
-int64_t tf_num_blocks(const int64_t* symbols) { return (symbols[0] + 3) / 4; }
+int64_t tf_num_blocks(const int64_t* symbols, int64_t) { return (symbols[0] + 3) / 4; }
 size_t tf_scratch_bytes(const int64_t*) { return 4 * sizeof(float); }
 )";
   if (with_run_blocks) {
-    source += R"(void tf_run_blocks(void* const* buffers, const int64_t* symbols, int64_t first, int64_t end,
+    source += R"(void tf_run_blocks(void* const* buffers, const int64_t* symbols, int64_t, int64_t first, int64_t end,
                    void* scratch) {
   const float* in = static_cast<const float*>(buffers[0]);
   float* out = static_cast<float*>(buffers[1]);
@@ -86,13 +86,13 @@ TEST_F(KernelLibraryTest, LoadsAndRunsAKernel) {
   const auto kernel = KernelLibrary::load(compiled("good"));
   EXPECT_EQ(kernel->path(), compiled("good"));
   const int64_t symbols[] = {10};
-  ASSERT_EQ(kernel->num_blocks(symbols), 3);
+  ASSERT_EQ(kernel->num_blocks(symbols, 1), 3);
   EXPECT_EQ(kernel->scratch_bytes(symbols), 4 * sizeof(float));
 
   std::vector<float> in(10), out(10, -1.0f), scratch(4);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i) * 0.5f;
   void* const buffers[] = {in.data(), out.data()};
-  kernel->run_blocks(buffers, symbols, 0, 3, scratch.data());
+  kernel->run_blocks(buffers, symbols, 1, 0, 3, scratch.data());
   for (size_t i = 0; i < in.size(); ++i) EXPECT_EQ(out[i], 2 * in[i] + 1) << "element " << i;
 }
 
@@ -104,8 +104,8 @@ TEST_F(KernelLibraryTest, RunsOnAThreadTeamWithScratchPerWorker) {
   void* const buffers[] = {in.data(), out.data()};
   ThreadTeam team(3);
   std::vector<std::vector<float>> scratch(team.size(), std::vector<float>(4));
-  team.run(kernel->num_blocks(symbols), [&](int worker, int64_t first, int64_t end) {
-    kernel->run_blocks(buffers, symbols, first, end, scratch[worker].data());
+  team.run(kernel->num_blocks(symbols, 1), [&](int worker, int64_t first, int64_t end) {
+    kernel->run_blocks(buffers, symbols, 1, first, end, scratch[worker].data());
   });
   for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(out[i], 2 * in[i] + 1) << "element " << i;
 }

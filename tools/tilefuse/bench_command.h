@@ -20,6 +20,8 @@ struct BenchCommand {
   uint64_t seed = 0;
   std::optional<int> threads;
   std::optional<int> compile_threads;
+  std::optional<int> topn;
+  std::string debug_dir;
   std::string cache_dir;
   int stream_mib = 128;
   bool json = false;

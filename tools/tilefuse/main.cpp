@@ -12,6 +12,7 @@
 #include "inspect_command.h"
 #include "ir/error.h"
 #include "run_command.h"
+#include "tune_report_command.h"
 #include "tilefuse/version.h"
 
 namespace {
@@ -39,9 +40,11 @@ int main(int argc, char** argv) {
   cli::RunCommand run;
   cli::InspectCommand inspect;
   cli::BenchCommand bench;
+  cli::TuneReportCommand tune_report;
   CLI::App* run_app = cli::add_run_command(app, run);
   CLI::App* inspect_app = cli::add_inspect_command(app, inspect);
   CLI::App* bench_app = cli::add_bench_command(app, bench);
+  CLI::App* tune_report_app = cli::add_tune_report_command(app, tune_report);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -53,6 +56,7 @@ int main(int argc, char** argv) {
     if (run_app->parsed()) cli::execute_run_command(run);
     if (inspect_app->parsed()) cli::execute_inspect_command(inspect);
     if (bench_app->parsed()) cli::execute_bench_command(bench);
+    if (tune_report_app->parsed()) cli::execute_tune_report_command(tune_report);
     return 0;
   } catch (const UserError& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -19,6 +19,8 @@ struct RunCommand {
   uint64_t seed = 0;
   std::optional<int> threads;
   std::optional<int> compile_threads;
+  std::optional<int> topn;
+  std::string debug_dir;
   std::string cache_dir;
   bool json = false;
 };

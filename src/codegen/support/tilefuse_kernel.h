@@ -18,6 +18,7 @@
 #endif
 
 #include "tilefuse/kernel_abi.h"
+#include "tilefuse_vector_math.h"
 
 namespace tf {
 
@@ -191,21 +192,8 @@ inline void store_strided(bool* p, int64_t stride, MF m) {
 }
 
 // ---- math, overloaded for float and VF ----
-using xsimd::abs; using xsimd::ceil; using xsimd::erf; using xsimd::exp; using xsimd::floor;
-using xsimd::log; using xsimd::pow; using xsimd::sqrt; using xsimd::tanh;
-// xsimd's erf, with the same kernels and so the same results, but without its branches (it
-// tests whether any/all lanes are small to skip a path): on activations of mixed magnitude the
-// branch-free form measured ~1.5x faster (bias+GELU, bench/README.md). Its tanh keeps its
-// branches: there the all-small shortcut pays off on typical (small) arguments.
-inline VF erf(VF a) {
-  using kernel = xsimd::kernel::detail::erf_kernel<VF>;
-  const VF x = xsimd::abs(a);
-  const VF small = a * kernel::erf1(x * x);
-  const VF z = x / (VF(1.0f) + x) - VF(0.4f);
-  const VF large = VF(1.0f) - xsimd::exp(-x * x) * kernel::erfc2(z);
-  const VF r = xsimd::select(x < VF(2.0f / 3.0f), small, xsimd::select(a < VF(0.0f), -large, large));
-  return xsimd::select(xsimd::isinf(a), xsimd::sign(a), r);
-}
+// exp, log, tanh, sigmoid and erf come from tilefuse_vector_math.h.
+using xsimd::abs; using xsimd::ceil; using xsimd::floor; using xsimd::pow; using xsimd::sqrt;
 // Division by a value that is constant over a row (Softmax's sum, LayerNorm's deviation): a
 // multiplication by its reciprocal, taken once per row, is within 2 ulp of the quotient and far
 // cheaper than a vector division, which would bound the whole kernel. Where the reciprocal is
@@ -232,7 +220,6 @@ inline bool logical_and(bool a, bool b) { return a && b; }
 inline MF logical_and(MF a, MF b) { return a && b; }
 inline bool logical_or(bool a, bool b) { return a || b; }
 inline MF logical_or(MF a, MF b) { return a || b; }
-template <typename V> inline V sigmoid(V x) { return V(1.0f) / (V(1.0f) + exp(-x)); }
 template <typename M, typename V> inline V mask_to_float(M m) { return select(m, V(1.0f), V(0.0f)); }
 // Rounds to the precision of a 16-bit type (a Cast to f16/bf16 inside a kernel).
 template <typename T, typename V> inline V round_to(V v) {

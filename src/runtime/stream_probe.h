@@ -12,7 +12,7 @@
 
 #include "runtime/thread_team.h"
 
-namespace tilefuse::tune {
+namespace tilefuse::runtime {
 
 struct StreamOptions {
   size_t array_bytes = size_t{128} << 20;  // per array; triad touches three of them
@@ -28,6 +28,6 @@ struct StreamResult {
 
 // Runs both probes on `team` (every worker takes one contiguous slice of every array).
 // Throws UserError if the arrays cannot be allocated.
-StreamResult measure_stream(runtime::ThreadTeam& team, const StreamOptions& options = {});
+StreamResult measure_stream(ThreadTeam& team, const StreamOptions& options = {});
 
-}  // namespace tilefuse::tune
+}  // namespace tilefuse::runtime

@@ -1,4 +1,4 @@
-#include "tune/stream_probe.h"
+#include "runtime/stream_probe.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +11,7 @@
 #include "ir/error.h"
 #include "runtime/memory_planner.h"
 
-namespace tilefuse::tune {
+namespace tilefuse::runtime {
 namespace {
 
 // Work is split in blocks of this many floats (16 KiB): every slice starts 64-byte aligned, as
@@ -84,7 +84,7 @@ Arrays allocate(size_t array_bytes) {
 }
 
 // Runs fn(offset, count) over every worker's slice of the arrays; returns the wall time in s.
-template <typename Fn> double timed_slices(runtime::ThreadTeam& team, size_t n, Fn&& fn) {
+template <typename Fn> double timed_slices(ThreadTeam& team, size_t n, Fn&& fn) {
   const auto start = std::chrono::steady_clock::now();
   team.run(static_cast<int64_t>(n / kBlockFloats), [&](int, int64_t first, int64_t end) {
     fn(static_cast<size_t>(first) * kBlockFloats, static_cast<size_t>(end - first) * kBlockFloats);
@@ -101,7 +101,7 @@ void check(const Arrays& x, float expected, const char* probe) {
 
 }  // namespace
 
-StreamResult measure_stream(runtime::ThreadTeam& team, const StreamOptions& options) {
+StreamResult measure_stream(ThreadTeam& team, const StreamOptions& options) {
   Arrays x = allocate(options.array_bytes);
   // Each worker first touches the slice it will stream (STREAM's initialisation).
   timed_slices(team, x.n, [&](size_t i, size_t count) {
@@ -130,4 +130,4 @@ StreamResult measure_stream(runtime::ThreadTeam& team, const StreamOptions& opti
   return result;
 }
 
-}  // namespace tilefuse::tune
+}  // namespace tilefuse::runtime

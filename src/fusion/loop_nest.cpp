@@ -1,8 +1,8 @@
-#include "codegen/loop_nest.h"
+#include "fusion/loop_nest.h"
 
 #include <algorithm>
 
-namespace tilefuse::codegen {
+namespace tilefuse::fusion {
 
 Dim LoopNest::outer_count() const {
   Dim n = 1;
@@ -47,7 +47,7 @@ std::vector<LoopAxis> merged(std::vector<LoopAxis> axes) {
 
 }  // namespace
 
-LoopNest build_loop_nest(const fusion::IterationSpace& space) {
+LoopNest build_loop_nest(const IterationSpace& space) {
   std::vector<LoopAxis> outer, inner;
   for (size_t a = 0; a < space.domain.size(); ++a) {
     LoopAxis axis{space.domain[a], {}};
@@ -73,4 +73,4 @@ LoopNest build_loop_nest(const fusion::IterationSpace& space) {
   return nest;
 }
 
-}  // namespace tilefuse::codegen
+}  // namespace tilefuse::fusion

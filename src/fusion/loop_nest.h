@@ -10,7 +10,7 @@
 
 #include "fusion/iteration_space.h"
 
-namespace tilefuse::codegen {
+namespace tilefuse::fusion {
 
 struct LoopAxis {
   Dim extent;
@@ -26,6 +26,6 @@ struct LoopNest {
   Dim inner_count() const;  // product of inner extents
 };
 
-LoopNest build_loop_nest(const fusion::IterationSpace& space);
+LoopNest build_loop_nest(const IterationSpace& space);
 
-}  // namespace tilefuse::codegen
+}  // namespace tilefuse::fusion

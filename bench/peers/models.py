@@ -1,0 +1,215 @@
+"""The PyTorch modules every engine runs, and their benchmark sizes.
+
+One nn.Module feeds PyTorch eager, TorchInductor and (through torch.onnx.export) ONNX Runtime and
+tilefuse, so all engines compute the same function. Parameters come from a fixed seed, so a worker
+process that rebuilds a module gets bit-identical weights.
+
+Inputs are drawn as `tilefuse bench` fills its own random inputs (floats uniform in [-1, 1), booleans
+50/50): bench cannot read input files, and erf/tanh/exp kernels take data-dependent paths, so the
+timed data of every engine must come from the same distribution.
+"""
+import dataclasses
+import math
+
+import torch
+from torch import nn
+
+PARAM_SEED = 1234
+INPUT_SEED = 4321
+LAYERNORM_EPS = 1e-5
+
+
+# ---------------------------------------------------------------- modules
+
+class ElementwiseChain(nn.Module):
+    """The 12-op chain of scripts/make_example_models.py `add_elementwise_chain`, op for op:
+    row ([H]), column ([S,1]) and scalar broadcasts, sigmoid/tanh/exp/log and two divisions."""
+
+    def __init__(self, seq, hidden):
+        super().__init__()
+        self.register_buffer("row_scale", torch.empty(hidden).uniform_(0.5, 1.5))
+        self.register_buffer("col_bias", torch.randn(seq, 1))
+        self.register_buffer("row_floor", torch.empty(1, hidden).uniform_(-0.5, 0.0))
+        self.register_buffer("col_div", torch.empty(seq, 1).uniform_(1.0, 2.0))
+
+    def forward(self, x, y):
+        t = torch.sigmoid(x * self.row_scale + self.col_bias) - 0.5
+        t = torch.maximum(torch.tanh(t * x), self.row_floor)
+        t = torch.log(torch.exp(t) / self.col_div + 1.0)
+        return t * y
+
+
+class BiasGelu(nn.Module):
+    """Bias add then exact GELU: exported as Add, Div, Erf, Add, Mul, Mul."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn(width))
+
+    def forward(self, x):
+        return nn.functional.gelu(x + self.bias)
+
+
+def layer_norm(hidden):
+    """nn.LayerNorm with non-trivial gamma/beta (opset 13 exports it decomposed, opset 17 as LayerNormalization)."""
+    norm = nn.LayerNorm(hidden, eps=LAYERNORM_EPS)
+    with torch.no_grad():
+        norm.weight.copy_(1.0 + 0.1 * torch.randn(hidden))
+        norm.bias.copy_(0.1 * torch.randn(hidden))
+    return norm
+
+
+class ScaleMaskSoftmax(nn.Module):
+    """Attention scores: scale, mask out with -inf where keep is False, softmax over keys."""
+
+    def __init__(self, head_dim):
+        super().__init__()
+        self.scale = 1.0 / math.sqrt(head_dim)
+
+    def forward(self, scores, keep):
+        return torch.softmax((scores * self.scale).masked_fill(~keep, float("-inf")), dim=-1)
+
+
+class MlpBlock(nn.Module):
+    """Transformer MLP: MatMul+bias, GELU, MatMul+bias, residual add, LayerNorm."""
+
+    def __init__(self, hidden, ffn):
+        super().__init__()
+        self.up = nn.Linear(hidden, ffn)
+        self.down = nn.Linear(ffn, hidden)
+        self.norm = nn.LayerNorm(hidden, eps=LAYERNORM_EPS)
+
+    def forward(self, x):
+        return self.norm(x + self.down(nn.functional.gelu(self.up(x))))
+
+
+class Encoder(nn.Module):
+    """nn.TransformerEncoderLayer (post-norm, ReLU) called as user code calls it; the TorchScript
+    exporter fails on the bare layer ("argument 'is_causal' must be bool, not Tensor")."""
+
+    def __init__(self, hidden, heads, ffn):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(hidden, heads, dim_feedforward=ffn, dropout=0.0, batch_first=True)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+class LatencyChain(nn.Module):
+    """30 chained small ops (10 x Mul by a row vector, Add a column vector, Tanh): per-launch
+    overhead dominates, not bandwidth."""
+
+    def __init__(self, side, links=10):
+        super().__init__()
+        self.scales = nn.ParameterList(torch.empty(side).uniform_(0.5, 1.5) for _ in range(links))
+        self.shifts = nn.ParameterList(0.1 * torch.randn(side, 1) for _ in range(links))
+
+    def forward(self, x):
+        for scale, shift in zip(self.scales, self.shifts):
+            x = torch.tanh(x * scale + shift)
+        return x
+
+
+# ---------------------------------------------------------------- cases
+
+@dataclasses.dataclass
+class Case:
+    """One module at one size. `opsets` lists the ONNX exports (one table row each)."""
+    model: str
+    size: str
+    make_module: object          # () -> nn.Module
+    input_shapes: dict           # name -> (shape, torch dtype), in forward's argument order
+    memory_bound: bool
+    opsets: tuple = (17,)
+    iters_factor: int = 1        # small cases run more iterations: their runs are short and noisier
+
+    @property
+    def id(self):
+        return f"{self.model}-{self.size}"
+
+    def build_module(self):
+        torch.manual_seed(PARAM_SEED)
+        return self.make_module().eval()
+
+    def make_inputs(self):
+        """Inputs drawn as tilefuse bench draws its own (see the module docstring)."""
+        generator = torch.Generator().manual_seed(INPUT_SEED)
+        inputs = {}
+        for name, (shape, dtype) in self.input_shapes.items():
+            if dtype == torch.bool:
+                inputs[name] = torch.rand(shape, generator=generator) < 0.5
+            else:
+                inputs[name] = torch.rand(shape, generator=generator) * 2 - 1
+        return inputs
+
+
+def f32(*shape):
+    return (tuple(shape), torch.float32)
+
+
+def elementwise_chain(size, batch, seq, hidden):
+    return Case("elementwise_chain", size, lambda: ElementwiseChain(seq, hidden),
+                {"x": f32(batch, seq, hidden), "y": f32(batch, 1, hidden)}, memory_bound=True, opsets=(13,))
+
+
+def bias_gelu(size, rows, width):
+    return Case("bias_gelu", size, lambda: BiasGelu(width), {"x": f32(rows, width)}, memory_bound=True, opsets=(13,))
+
+
+def layernorm(size, rows, hidden):
+    return Case("layernorm", size, lambda: layer_norm(hidden), {"x": f32(rows, hidden)},
+                memory_bound=True, opsets=(13, 17))
+
+
+def scale_mask_softmax(size, batch, heads, seq):
+    return Case("scale_mask_softmax", size, lambda: ScaleMaskSoftmax(64),
+                {"scores": f32(batch, heads, seq, seq), "keep": ((batch, 1, 1, seq), torch.bool)}, memory_bound=True)
+
+
+def mlp_block(size, batch, seq, hidden):
+    return Case("mlp_block", size, lambda: MlpBlock(hidden, 4 * hidden), {"x": f32(batch, seq, hidden)},
+                memory_bound=False)
+
+
+def encoder_layer(size, batch, seq, hidden, heads):
+    return Case("encoder_layer", size, lambda: Encoder(hidden, heads, 4 * hidden), {"x": f32(batch, seq, hidden)},
+                memory_bound=False)
+
+
+def latency_chain():
+    return Case("latency_chain", "64x64", lambda: LatencyChain(64), {"x": f32(64, 64)}, memory_bound=False,
+                iters_factor=50)
+
+
+def small_cases():
+    """Sizes that fit the L2 cache: launch and compute overhead, not bandwidth."""
+    return [
+        dataclasses.replace(elementwise_chain("small", 2, 128, 256), iters_factor=5),
+        dataclasses.replace(bias_gelu("small", 256, 1024), iters_factor=5),
+        dataclasses.replace(layernorm("small", 256, 1024), iters_factor=5),
+        dataclasses.replace(scale_mask_softmax("small", 1, 4, 128), iters_factor=5),
+        dataclasses.replace(mlp_block("small", 1, 128, 256), iters_factor=5),
+        dataclasses.replace(encoder_layer("small", 2, 128, 256, 4), iters_factor=5),
+        latency_chain(),
+    ]
+
+
+def large_cases():
+    """64 MiB main input (and output) per memory-bound model: far beyond the caches, bandwidth-bound."""
+    return [
+        elementwise_chain("large", 32, 512, 1024),
+        bias_gelu("large", 4096, 4096),
+        layernorm("large", 16384, 1024),
+        scale_mask_softmax("large", 4, 16, 512),
+        mlp_block("large", 4, 256, 768),
+        encoder_layer("large", 4, 256, 512, 8),
+    ]
+
+
+def all_cases(quick):
+    """Quick mode (smoke test): the small sizes only."""
+    return small_cases() if quick else small_cases() + large_cases()
+
+
+def tensor_bytes(tensors):
+    return sum(t.numel() * t.element_size() for t in tensors)

@@ -1,0 +1,279 @@
+// tilefuse_vector_math.h: exp, log, tanh, sigmoid and erf for generated kernels.
+//
+// In place of xsimd 8.1's versions: its avx512f backend has no fma kernel (every a*b+c of its
+// polynomials is two rounded instructions), its erf divides and evaluates exp on every lane, and
+// its tanh and sigmoid divide (vdivps). These are polynomial versions written once over a value
+// type V: `float` or any `xsimd::batch<float, A>` (SSE, AVX2, AVX-512), built from a handful of
+// primitives (`fmadd`, `pick`, bit casts, `fast_reciprocal`) that give the same result for a
+// scalar as for a vector lane on the same build, so a kernel's scalar tail agrees with its
+// vector body. Branches: exp's rare pass for subnormal results, tanh's all-lanes-small shortcut.
+//
+// Accuracy, versus the correctly rounded result, checked on dense sweeps of all finite floats
+// by tests/codegen/vector_math_test.cpp: exp, log <= 2 ulp; tanh, sigmoid, erf <= 3 ulp. Special
+// values follow the C library (the reference interpreter's std:: functions): exp overflows to
+// +inf and underflows through the subnormals to +0; log(+-0) = -inf, log(x < 0) = NaN,
+// log(+inf) = +inf, subnormal inputs are exact; tanh, sigmoid and erf saturate at +-1 (0 and 1
+// for sigmoid) and keep -0; NaN in gives NaN out everywhere.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include <xsimd/xsimd.hpp>
+#if defined(__SSE__)
+#include <immintrin.h>
+#endif
+
+namespace tf {
+
+// The value types the math below accepts, with the integer type of the same lanes.
+template <typename V> struct Lanes;
+template <> struct Lanes<float> {
+  using I = int32_t;
+};
+template <typename A> struct Lanes<xsimd::batch<float, A>> {
+  using I = xsimd::batch<int32_t, A>;
+};
+template <typename V> concept FloatLanes = requires { typename Lanes<V>::I; };
+
+namespace vmath {
+
+// ---- primitives, overloaded for float and for batches ----
+
+// a * b + c, rounded once where the target has FMA (and then on scalars and vectors alike).
+inline float fmadd(float a, float b, float c) {
+#if defined(__FMA__)
+  return __builtin_fmaf(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+template <typename A> inline xsimd::batch<float, A> fmadd(xsimd::batch<float, A> a, xsimd::batch<float, A> b,
+                                                          xsimd::batch<float, A> c) {
+  using B [[maybe_unused]] = xsimd::batch<float, A>;
+#if defined(__AVX512F__)
+  if constexpr (sizeof(B) == 64) return B(_mm512_fmadd_ps(a, b, c));
+#endif
+#if defined(__FMA__)
+  if constexpr (sizeof(B) == 32) return B(_mm256_fmadd_ps(a, b, c));
+  if constexpr (sizeof(B) == 16) return B(_mm_fmadd_ps(a, b, c));
+#endif
+  return a * b + c;
+}
+
+inline float pick(bool m, float a, float b) { return m ? a : b; }
+template <typename A>
+inline xsimd::batch<float, A> pick(xsimd::batch_bool<float, A> m, xsimd::batch<float, A> a, xsimd::batch<float, A> b) {
+  return xsimd::select(m, a, b);
+}
+
+// max(x, lo) and min(x, hi) that keep NaN. x86's maxps/minps return their second operand when
+// either is NaN, so with x second they clamp in one instruction; elsewhere compare and select.
+template <typename V> inline V at_least(V x, float lo) {
+#if defined(__SSE__)
+  if constexpr (!std::is_same_v<V, float>) return xsimd::max(V(lo), x);
+#endif
+  return pick(x < V(lo), V(lo), x);
+}
+template <typename V> inline V at_most(V x, float hi) {
+#if defined(__SSE__)
+  if constexpr (!std::is_same_v<V, float>) return xsimd::min(V(hi), x);
+#endif
+  return pick(x > V(hi), V(hi), x);
+}
+
+inline bool any_lane(bool m) { return m; }
+template <typename A> inline bool any_lane(xsimd::batch_bool<float, A> m) { return xsimd::any(m); }
+inline bool all_lanes(bool m) { return m; }
+template <typename A> inline bool all_lanes(xsimd::batch_bool<float, A> m) { return xsimd::all(m); }
+
+inline int32_t as_bits(float x) { return std::bit_cast<int32_t>(x); }
+template <typename A> inline xsimd::batch<int32_t, A> as_bits(xsimd::batch<float, A> x) {
+  return xsimd::bitwise_cast<xsimd::batch<int32_t, A>>(x);
+}
+inline float from_bits(int32_t i) { return std::bit_cast<float>(i); }
+template <typename A> inline xsimd::batch<float, A> from_bits(xsimd::batch<int32_t, A> i) {
+  return xsimd::bitwise_cast<xsimd::batch<float, A>>(i);
+}
+inline float to_float(int32_t i) { return float(i); }
+template <typename A> inline xsimd::batch<float, A> to_float(xsimd::batch<int32_t, A> i) { return xsimd::to_float(i); }
+
+inline float magnitude(float x) { return std::fabs(x); }
+template <typename A> inline xsimd::batch<float, A> magnitude(xsimd::batch<float, A> x) { return xsimd::abs(x); }
+inline float with_sign_of(float mag, float s) { return std::copysign(mag, s); }
+template <typename A> inline xsimd::batch<float, A> with_sign_of(xsimd::batch<float, A> mag, xsimd::batch<float, A> s) {
+  return xsimd::copysign(mag, s);
+}
+
+// One Newton step takes a 14-bit reciprocal estimate to within about 1 ulp.
+template <typename V> inline V refine_reciprocal(V d, V r) { return fmadd(r, fmadd(-d, r, V(1.0f)), r); }
+
+// 1 / d for d whose reciprocal is a normal float (here always d in [1, 2]): on AVX-512 the
+// rcp14 estimate plus a Newton step, a quarter of the cost of vdivps and within ~1 ulp; other
+// targets divide (SSE/AVX's 12-bit estimate would need two steps to be as accurate).
+inline float fast_reciprocal(float d) {
+#if defined(__AVX512F__)
+  const __m128 v = _mm_set_ss(d);
+  return refine_reciprocal(d, _mm_cvtss_f32(_mm_rcp14_ss(v, v)));
+#else
+  return 1.0f / d;
+#endif
+}
+template <typename A> inline xsimd::batch<float, A> fast_reciprocal(xsimd::batch<float, A> d) {
+  using B = xsimd::batch<float, A>;
+#if defined(__AVX512F__)
+  if constexpr (sizeof(B) == 64) return refine_reciprocal(d, B(_mm512_rcp14_ps(d)));
+#endif
+  return B(1.0f) / d;
+}
+
+// y * 2^n for an integral n in [-150, 128] held as a float (t's low bits hold it as an integer,
+// see exp): one rounding, so subnormal results and overflow to inf come out right.
+template <typename V> inline V scale_by_pow2(V y, V n, V t) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(V) == 64) return V(_mm512_scalef_ps(y, n));
+#endif
+  // 2^n does not fit a float's exponent at both ends of the range, so scale in two halves,
+  // each a normal power of two; y * 2^n1 is exact, the second product rounds once.
+  using I = typename Lanes<V>::I;
+  const I k = as_bits(t) - I(as_bits(0x1.8p23f));
+  const I k1 = k >> 1, k2 = k - k1;
+  return y * from_bits((k1 + I(127)) << 23) * from_bits((k2 + I(127)) << 23);
+}
+
+// e^x for x in [-104, 89] or NaN. Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2; e^r by
+// Cephes' expf polynomial; 2^n applied with one rounding.
+template <typename V> inline V exp_in_range(V x) {
+  // Adding 1.5 * 2^23 rounds x log2(e) to an integer n, left in t's low mantissa bits too.
+  const V t = fmadd(x, V(1.44269504088896341f), V(0x1.8p23f));
+  const V n = t - V(0x1.8p23f);
+  V r = fmadd(n, V(-0.693359375f), x);  // ln2's high part has trailing zeros: n * it is exact
+  r = fmadd(n, V(2.12194440e-4f), r);
+  V p = V(1.9875691500e-4f);
+  p = fmadd(p, r, V(1.3981999507e-3f));
+  p = fmadd(p, r, V(8.3334519073e-3f));
+  p = fmadd(p, r, V(4.1665795894e-2f));
+  p = fmadd(p, r, V(1.6666665459e-1f));
+  p = fmadd(p, r, V(5.0000001201e-1f));
+  const V y = fmadd(p, r * r, r) + V(1.0f);
+  return scale_by_pow2(y, n, t);
+}
+
+}  // namespace vmath
+
+// e^x. Results below FLT_MIN are kept off the common path: an x86 instruction whose result is
+// subnormal or underflows to 0 takes a microcode assist (~100 cycles) while FTZ is off, and a
+// masked softmax exponentiates -inf in most vectors. So those lanes are set to 0 by a select,
+// and only a vector that has a lane with a subnormal result (x in [-104, -87.34), rare in
+// practice) computes it, exactly, on a second pass.
+template <FloatLanes V> inline V exp(V x) {
+  using namespace vmath;
+  constexpr float kNormalFrom = -87.33654f;  // e^x >= FLT_MIN from here on
+  V r = exp_in_range(at_most(at_least(x, kNormalFrom), 89.0f));  // e^89 overflows to inf
+  const auto tiny = x < V(kNormalFrom);
+  r = pick(tiny, V(0.0f), r);
+  const auto subnormal = tiny && x >= V(-104.0f);  // e^x rounds to 0 below -103.97
+  if (any_lane(subnormal)) r = pick(subnormal, exp_in_range(at_least(x, -104.0f)), r);
+  return r;
+}
+
+// ln x. x = m 2^k with m in [sqrt(1/2), sqrt(2)); ln(m) by Cephes' logf polynomial in f = m - 1.
+template <FloatLanes V> inline V log(V x) {
+  using namespace vmath;
+  using I = typename Lanes<V>::I;
+  // Subnormals are scaled into the normal range so the exponent/mantissa split holds.
+  const auto subnormal = x < V(std::numeric_limits<float>::min());
+  const V xs = pick(subnormal, x * V(0x1p23f), x);
+  const I j = as_bits(xs) - I(0x3f3504f3);  // 0x3f3504f3 = sqrt(1/2)
+  const V k = to_float(j >> 23) - pick(subnormal, V(23.0f), V(0.0f));
+  const V f = from_bits((j & I(0x007fffff)) + I(0x3f3504f3)) - V(1.0f);
+  const V z = f * f;
+  V p = V(7.0376836292e-2f);
+  p = fmadd(p, f, V(-1.1514610310e-1f));
+  p = fmadd(p, f, V(1.1676998740e-1f));
+  p = fmadd(p, f, V(-1.2420140846e-1f));
+  p = fmadd(p, f, V(1.4249322787e-1f));
+  p = fmadd(p, f, V(-1.6668057665e-1f));
+  p = fmadd(p, f, V(2.0000714765e-1f));
+  p = fmadd(p, f, V(-2.4999993993e-1f));
+  p = fmadd(p, f, V(3.3333331174e-1f));
+  V y = fmadd(k, V(-2.12194440e-4f), p * f * z);  // ln2 split as in exp: k * 0.693359375 is exact
+  y = fmadd(z, V(-0.5f), y);
+  V r = fmadd(k, V(0.693359375f), f + y);
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  r = pick(x >= V(0.0f), r, V(std::numeric_limits<float>::quiet_NaN()));  // negative or NaN
+  r = pick(x == V(0.0f), V(-kInf), r);
+  return pick(x == V(kInf), x, r);
+}
+
+// tanh x: an odd polynomial (Cephes' tanhf) below |x| = 0.625, where 1 - e^(-2|x|) would cancel;
+// (1 - e) / (1 + e) with e = e^(-2|x|) <= 0.29 above, which cannot overflow. A vector whose
+// lanes are all small skips the second form: activations often are (the elementwise chain's
+// tanh arguments all are), and the branch is then always taken and costs nothing.
+template <FloatLanes V> inline V tanh(V x) {
+  using namespace vmath;
+  const V z = x * x;
+  V p = V(-5.70498872745e-3f);
+  p = fmadd(p, z, V(2.06390887954e-2f));
+  p = fmadd(p, z, V(-5.37397155531e-2f));
+  p = fmadd(p, z, V(1.33314422036e-1f));
+  p = fmadd(p, z, V(-3.33332819422e-1f));
+  const V small = fmadd(p * z, x, x);
+  const V a = magnitude(x);
+  const auto is_small = a < V(0.625f);
+  // with_sign_of also makes tanh(-0) = -0, which the polynomial's -0 + +0 loses.
+  if (all_lanes(is_small)) return with_sign_of(small, x);
+  // tanh rounds to 1 from 9.1 on; below, e stays normal, so exp's range handling is not needed.
+  const V e = exp_in_range(V(-2.0f) * at_most(a, 9.1f));
+  const V large = (V(1.0f) - e) * fast_reciprocal(V(1.0f) + e);
+  return with_sign_of(pick(is_small, small, large), x);
+}
+
+// 1 / (1 + e^-x), from e = e^-|x| <= 1 on both sides (as the reference computes it), so
+// nothing overflows and tiny results for very negative x keep their precision.
+template <FloatLanes V> inline V sigmoid(V x) {
+  using namespace vmath;
+  const V e = tf::exp(-magnitude(x));
+  const V s = fast_reciprocal(V(1.0f) + e);
+  return pick(x >= V(0.0f), s, e * s);
+}
+
+// erf x: x + x P(x^2) below |x| = 1.25; above, a polynomial in |x| - 2.625 fitted to erf on
+// [1.25, 4], and 1 where erf rounds to 1. Both are near-minimax fits (iterated
+// weighted least squares, float-rounded coefficients); no exp and no division.
+template <FloatLanes V> inline V erf(V x) {
+  using namespace vmath;
+  const V z = x * x;
+  V p = V(6.203354860e-05f);
+  p = fmadd(p, z, V(-7.426498923e-04f));
+  p = fmadd(p, z, V(5.110062659e-03f));
+  p = fmadd(p, z, V(-2.680496685e-02f));
+  p = fmadd(p, z, V(1.128219590e-01f));
+  p = fmadd(p, z, V(-3.761247993e-01f));
+  p = fmadd(p, z, V(1.283791363e-01f));
+  const V small = fmadd(x, p, x);
+
+  const V a = magnitude(x);
+  const V u = a - V(2.625f);
+  V q = V(-7.520457075e-06f);
+  q = fmadd(q, u, V(7.904445738e-06f));
+  q = fmadd(q, u, V(7.321613521e-05f));
+  q = fmadd(q, u, V(-1.896673348e-04f));
+  q = fmadd(q, u, V(3.750296673e-05f));
+  q = fmadd(q, u, V(7.193413330e-04f));
+  q = fmadd(q, u, V(-2.249558456e-03f));
+  q = fmadd(q, u, V(4.197936039e-03f));
+  q = fmadd(q, u, V(-5.413231440e-03f));
+  q = fmadd(q, u, V(4.894915968e-03f));
+  q = fmadd(q, u, V(-3.013318405e-03f));
+  q = fmadd(q, u, V(1.147584757e-03f));
+  q = fmadd(q, u, V(9.997946024e-01f));
+  // erf(x) rounds to 1 from 3.9195 on; the comparisons keep NaN.
+  q = pick(q > V(1.0f) || a > V(3.9195f), V(1.0f), q);
+  return pick(a < V(1.25f), small, with_sign_of(q, x));
+}
+
+}  // namespace tf

@@ -1,0 +1,75 @@
+#include "runtime/hardware_calibration.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <vector>
+#include <fstream>
+
+#include <spdlog/spdlog.h>
+
+#include "build/file_lock.h"
+#include "build/hashing.h"
+#include "build/private_directory.h"
+#include "io/atomic_file.h"
+#include "runtime/stream_probe.h"
+#include "runtime/thread_team.h"
+
+namespace tilefuse::runtime {
+
+namespace {
+
+// Big enough to leave L2 far behind, small enough to take well under a second. On machines whose
+// L3 is larger than this the probe partly measures L3: the model then slightly underrates memory
+// time, which the measured TopN corrects.
+constexpr size_t kProbeArrayBytes = size_t{64} << 20;
+
+// Median time of an empty kernel on every worker, minus on the caller alone: what splitting a
+// kernel across the team costs, as back-to-back kernels of an inference see it.
+double measure_fork_join_us(ThreadTeam& team) {
+  if (team.size() < 2) return 0;
+  std::vector<double> us;
+  for (int i = 0; i < 2000; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    team.run(team.size(), [](int, int64_t, int64_t) {});
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
+}
+
+void measure_machine(tiling::HardwareModel& hw) {
+  const StreamOptions options{.array_bytes = kProbeArrayBytes, .repetitions = 3};
+  {
+    ThreadTeam one(1);
+    hw.core_gbps = measure_stream(one, options).triad_gbps;
+  }
+  ThreadTeam all(hw.cores);
+  hw.shared_gbps = std::max(hw.core_gbps, measure_stream(all, options).triad_gbps);
+  hw.fork_join_us = measure_fork_join_us(all);
+  hw.calibrated = true;
+}
+
+}  // namespace
+
+tiling::HardwareModel calibrated_hardware(const std::string& cache_root) {
+  tiling::HardwareModel hw = tiling::detect_hardware();
+  const std::string dir = cache_root + "/hardware";
+  build::make_directory(dir);
+  const std::string path = dir + "/" + build::sha256_hex(hw.fingerprint()).substr(0, 16) + ".json";
+  build::FileLock lock(path + ".lock");  // one process measures; the others wait and read
+  if (std::ifstream in(path); in) {
+    try {
+      return tiling::hardware_from_json(nlohmann::json::parse(in));
+    } catch (const nlohmann::json::exception& e) {
+      spdlog::warn("ignoring {}: {}; measuring the machine again", path, e.what());
+    }
+  }
+  spdlog::info("calibrating the hardware model (memory bandwidth, fork/join cost; once per machine)");
+  measure_machine(hw);
+  io::write_file_atomically(path, tiling::to_json(hw).dump(2) + "\n");
+  spdlog::info("hardware: {}", hw.describe());
+  return hw;
+}
+
+}  // namespace tilefuse::runtime

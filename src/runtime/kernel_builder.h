@@ -1,0 +1,76 @@
+// Builds the library each kernel step launches, by the path tiling::decide_compile_path picks:
+//   jit          one generic kernel (block split at launch), shared by every device limit;
+//   static       a valid optimize_tiling: its winner's static kernel, nothing else, no tiling work;
+//                TopN == 1: the cost model's best candidate, recorded in optimize_tiling unmeasured;
+//                TopN > 1: every candidate its own static kernel, loaded and left for tune_kernel()
+//                to measure on the first real inputs.
+// A static kernel is one compile task (its candidates are built one after another under the
+// entry's compile.lock); independent kernels are built in parallel by the caller.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "build/artifact_cache.h"
+#include "build/static_kernel_store.h"
+#include "codegen/kernel_emitter.h"
+#include "runtime/candidate_bench.h"
+#include "runtime/kernel_library.h"
+#include "tiling/compile_path.h"
+#include "tiling/hardware_model.h"
+#include "tune/autotuner.h"
+
+namespace tilefuse::runtime {
+
+struct TuningCounters {
+  std::atomic<int64_t> candidates_measured{0};  // candidates timed by PGO
+  std::atomic<int64_t> kernels_tuned{0};        // kernels whose winner this process measured
+  std::atomic<int64_t> records_reused{0};       // kernels whose optimize_tiling was already valid
+};
+
+struct BuildContext {
+  const build::ArtifactCache& cache;
+  const build::Toolchain& toolchain;
+  std::string header_fingerprint;      // of the support headers the kernels include
+  const tiling::HardwareModel& hardware;
+  int device_limit = 1;
+  int topn = 1;
+  std::string debug_dir;               // TILEFUSE_DEBUG_DIR; empty: no dumps
+  build::CacheCounters& cache_counters;
+  TuningCounters& tuning_counters;
+};
+
+// What tuning a kernel found: its candidates (model order) and their measurements.
+struct TuningSummary {
+  std::string kernel;
+  std::vector<tiling::TilingCandidate> candidates;
+  tune::AutotuneResult result;
+};
+
+struct BuiltKernel {
+  codegen::KernelSource source;            // buffers and symbols (the same for every variant)
+  tiling::CompilePath path = tiling::CompilePath::Jit;
+  std::shared_ptr<KernelLibrary> library;  // what runs; null while TopN candidates await tuning
+  int block_dim = 0;                       // workers per launch; 0 = every worker (jit)
+  std::string tiling_repr;                 // of what runs (jit: the planning tiling)
+  // Static kernels: the cache entry; TopN before tuning: the candidates and their libraries.
+  std::unique_ptr<build::StaticKernelStore> store;
+  std::vector<tiling::TilingCandidate> candidates;
+  std::vector<std::shared_ptr<KernelLibrary>> candidate_libraries;
+  std::optional<TuningSummary> tuning;     // set by tune_kernel when this process measured
+
+  bool needs_tuning() const { return library == nullptr; }
+};
+
+// `kernel` is named structurally (no model-specific index). Thread-safe for distinct kernels.
+BuiltKernel build_kernel(const fusion::FusedKernel& kernel, const BuildContext& context);
+
+// Measures the candidates on `launch` (the kernel's buffers for the first real run), unless another
+// process finished tuning meanwhile, records the winner in optimize_tiling and keeps only its
+// library. Holds the entry's compile.lock throughout.
+void tune_kernel(BuiltKernel& kernel, const KernelLaunch& launch, const BuildContext& context);
+
+}  // namespace tilefuse::runtime

@@ -1,0 +1,58 @@
+// tune_kernel(): the first-run half of the static TopN path (see kernel_builder.h).
+#include <spdlog/spdlog.h>
+
+#include "runtime/debug_dump.h"
+#include "runtime/kernel_builder.h"
+#include "tune/tuning_record.h"
+
+namespace tilefuse::runtime {
+
+namespace {
+
+// Adopts candidate `index` as the kernel's library and drops (unloads) the others.
+void keep_only(BuiltKernel& k, size_t index) {
+  k.library = k.candidate_libraries.at(index);
+  k.block_dim = static_cast<int>(k.candidates.at(index).tiling.block_dim);
+  k.tiling_repr = k.candidates.at(index).tiling.repr();
+  k.candidate_libraries.clear();
+  k.candidates.clear();
+}
+
+// The candidate another process recorded, if it is one of ours (same model, same TopN ranking).
+std::optional<size_t> recorded_candidate(const BuiltKernel& k, const tune::TuningRecord& record) {
+  for (size_t i = 0; i < k.candidates.size(); ++i) {
+    if (k.candidates[i].record() == record.winner.record()) return i;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void tune_kernel(BuiltKernel& k, const KernelLaunch& launch, const BuildContext& c) {
+  auto lock = k.store->lock();
+  if (auto record = tune::read_tuning_record(k.store->optimize_tiling_path()); record && record->topn >= c.topn) {
+    if (auto index = recorded_candidate(k, *record)) {
+      spdlog::info("kernel {}: tuned by another process meanwhile, using {}", k.store->kernel_name(),
+                   record->winner.tiling.repr());
+      ++c.tuning_counters.records_reused;
+      keep_only(k, *index);
+      return;
+    }
+  }
+  std::vector<LaunchCandidate> candidates;
+  for (size_t i = 0; i < k.candidates.size(); ++i) {
+    candidates.push_back({k.candidate_libraries[i], static_cast<int>(k.candidates[i].tiling.block_dim)});
+  }
+  LaunchCandidateBench bench(std::move(candidates), launch);
+  spdlog::info("Autotune {}: measuring {} candidates", k.store->kernel_name(), k.candidates.size());
+  const tune::AutotuneResult result = tune::autotune(k.store->kernel_name(), k.store->dir(), bench);
+  for (const auto& r : result.candidates) c.tuning_counters.candidates_measured += r.measured ? 1 : 0;
+  ++c.tuning_counters.kernels_tuned;
+  const auto best = static_cast<size_t>(result.best);
+  tune::write_tuning_record(k.store->optimize_tiling_path(), {k.candidates[best], c.topn});
+  if (!c.debug_dir.empty()) dump_tuning_result(c.debug_dir, k.store->kernel_name(), k.candidates, result);
+  k.tuning = TuningSummary{k.store->kernel_name(), k.candidates, result};
+  keep_only(k, best);
+}
+
+}  // namespace tilefuse::runtime

@@ -1,0 +1,67 @@
+#include "tiling/tiling_space.h"
+
+#include <algorithm>
+#include <set>
+
+namespace tilefuse::tiling {
+
+namespace {
+
+constexpr int64_t kLanes = 16;  // tiles are whole AVX-512 vectors of f32 (and so whole AVX2 ones)
+
+std::vector<int64_t> block_dims(int device_limit) {
+  std::set<int64_t> dims = {1, std::max(1, device_limit / 2), std::max(1, device_limit)};
+  return {dims.begin(), dims.end()};
+}
+
+// Elements per column tile: from a few KiB (L1) to a few hundred KiB (L2) of each tensor, or
+// the whole row when rows are short enough to be one unit.
+std::vector<int64_t> column_tiles(const KernelProfile& p) {
+  if (p.reduces) return {0};
+  std::vector<int64_t> tiles;
+  for (int64_t ct : {2048, 4096, 8192, 16384, 32768}) {
+    if (ct < p.inner) tiles.push_back(ct);
+  }
+  if (p.inner <= 32768) tiles.push_back(0);
+  return tiles;
+}
+
+std::vector<int64_t> prefetch_distances(const KernelProfile& p) {
+  if (!p.has_streamed_contiguous_input) return {0};
+  if (p.reduces) return p.inner >= 256 ? std::vector<int64_t>{0, p.inner} : std::vector<int64_t>{0};
+  return {0, 4096};
+}
+
+int64_t units_of(const KernelProfile& p, int64_t column_tile) {
+  const int64_t tiles = column_tile > 0 ? (p.inner + column_tile - 1) / column_tile : 1;
+  return std::max<int64_t>(1, p.outer * tiles);
+}
+
+}  // namespace
+
+std::vector<KernelTiling> enumerate_tilings(const KernelProfile& p, int device_limit) {
+  std::vector<KernelTiling> out;
+  std::set<std::string> seen;
+  const std::vector<bool> stream = p.streamable_write_bytes > 0 ? std::vector<bool>{false, true} : std::vector<bool>{false};
+  for (int64_t bd : block_dims(device_limit)) {
+    for (int64_t ct : column_tiles(p)) {
+      const int64_t units = units_of(p, ct);
+      for (int64_t blocks_per_worker : {1, 2, 4, 8}) {
+        const int64_t blocks = std::min(units, bd * blocks_per_worker);
+        const int64_t upb = (units + blocks - 1) / blocks;
+        for (bool nt : stream) {
+          for (int64_t pf : prefetch_distances(p)) {
+            KernelTiling t{upb, ct, nt, pf, std::min(bd, blocks)};
+            if (ct % kLanes != 0) continue;
+            if (seen.insert(t.repr()).second) out.push_back(t);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+int64_t workspace_bytes(const KernelProfile& p, const KernelTiling& t) { return p.scratch_row_bytes * t.block_dim; }
+
+}  // namespace tilefuse::tiling

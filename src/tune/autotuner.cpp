@@ -1,0 +1,268 @@
+#include "tune/autotuner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "ir/error.h"
+
+namespace tilefuse::tune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// ---- the measuring child: reports on a pipe, one line per event ----
+
+class Reporter {
+ public:
+  explicit Reporter(int fd) : fd_(fd) {}
+  template <typename... Args> void line(fmt::format_string<Args...> format, Args&&... args) {
+    std::string text = fmt::format(format, std::forward<Args>(args)...) + "\n";
+    for (size_t done = 0; done < text.size();) {
+      ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
+      if (n <= 0) ::_exit(4);  // the parent is gone: nobody to report to
+      done += static_cast<size_t>(n);
+    }
+  }
+
+ private:
+  int fd_;
+};
+
+// Runs every active candidate once and checks it; returns those that agree with the reference.
+std::vector<int> check_candidates(CandidateBench& bench, const std::vector<int>& active, Reporter& out) {
+  std::vector<int> agreed;
+  for (int i : active) {
+    out.line("start {}", i);
+    bench.run(i);
+    if (agreed.empty()) {
+      bench.keep_as_reference();
+    } else if (auto why = bench.differs_from_reference()) {
+      std::string reason = *why;
+      std::replace(reason.begin(), reason.end(), '\n', ' ');
+      out.line("wrong {} {}", i, reason);
+      continue;
+    }
+    agreed.push_back(i);
+    out.line("checked {}", i);
+  }
+  return agreed;
+}
+
+// Interleaved timing rounds until the medians settle or the budget is spent.
+void time_candidates(CandidateBench& bench, const std::vector<int>& ids, const AutotuneOptions& o, Reporter& out) {
+  for (int i : ids) bench.run(i);  // warm-up: caches, page tables, branch predictors
+  std::vector<std::vector<double>> samples(ids.size());
+  std::vector<double> previous;
+  const auto start = Clock::now();
+  int rounds = 0;
+  while (rounds < o.max_rounds) {
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const auto t0 = Clock::now();
+      bench.run(ids[k]);
+      samples[k].push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    ++rounds;
+    out.line("round {}", rounds);
+    if (rounds < o.min_rounds || rounds % o.min_rounds != 0) continue;
+    std::vector<double> medians;
+    for (const auto& s : samples) medians.push_back(median_of(s));
+    bool stable = previous.size() == medians.size();
+    for (size_t k = 0; stable && k < medians.size(); ++k) {
+      stable = std::abs(medians[k] - previous[k]) <= o.stable_within * previous[k];
+    }
+    const double elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (stable || elapsed_ms > o.budget_ms) break;
+    previous = medians;
+  }
+  for (size_t k = 0; k < ids.size(); ++k) {
+    out.line("timing {} {:.3f} {:.3f}", ids[k], median_of(samples[k]), *std::min_element(samples[k].begin(), samples[k].end()));
+  }
+  out.line("done {}", rounds);
+}
+
+[[noreturn]] void child_main(CandidateBench& bench, const std::vector<int>& active, const AutotuneOptions& o, int fd) {
+  Reporter out(fd);
+  try {
+    bench.prepare();
+    time_candidates(bench, check_candidates(bench, active, out), o, out);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    out.line("error {}", what);
+    ::_exit(3);
+  }
+  ::_exit(0);
+}
+
+// ---- the parent: runs a child, reads its report ----
+
+struct ChildReport {
+  std::vector<std::string> lines;
+  std::string failure;  // empty if the child ended normally
+};
+
+// Reads the child's lines until it closes the pipe; kills it if it stays silent too long.
+std::string read_report(int fd, pid_t pid, double hang_seconds, std::vector<std::string>& lines) {
+  std::string pending;
+  char buffer[4096];
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    int ready = ::poll(&p, 1, static_cast<int>(hang_seconds * 1000));
+    if (ready == 0) {
+      ::kill(pid, SIGKILL);
+      return fmt::format("timed out (no progress for {:.0f} s)", hang_seconds);
+    }
+    if (ready < 0 && errno == EINTR) continue;
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return "";
+    pending.append(buffer, static_cast<size_t>(n));
+    for (size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1)) {
+      lines.push_back(pending.substr(0, nl));
+    }
+  }
+}
+
+ChildReport run_child(CandidateBench& bench, const std::vector<int>& active, const AutotuneOptions& o) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) fail_user("autotune: cannot create a pipe: {}", std::strerror(errno));
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]), ::close(fds[1]);
+    fail_user("autotune: cannot fork the measuring process: {}", std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    child_main(bench, active, o, fds[1]);
+  }
+  ::close(fds[1]);
+  ChildReport report;
+  std::string timeout = read_report(fds[0], pid, o.hang_seconds, report.lines);
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!timeout.empty()) {
+    report.failure = timeout;
+  } else if (WIFSIGNALED(status)) {
+    report.failure = fmt::format("crashed ({})", strsignal(WTERMSIG(status)));
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    report.failure = fmt::format("failed (exit status {})", WEXITSTATUS(status));
+  }
+  return report;
+}
+
+// What one child's report says.
+struct Parsed {
+  int in_check = -1;           // a candidate started but neither checked nor found wrong
+  std::vector<int> checked;
+  std::vector<std::pair<int, std::string>> wrong;
+  std::vector<std::pair<int, CandidateResult>> timings;
+  std::string error;
+  bool done = false;
+  int rounds = 0;
+};
+
+Parsed parse_report(const ChildReport& report) {
+  Parsed p;
+  for (const std::string& line : report.lines) {
+    std::istringstream in(line);
+    std::string event;
+    in >> event;
+    int i = -1;
+    if (event == "start") {
+      in >> p.in_check;
+    } else if (event == "checked") {
+      in >> i;
+      p.checked.push_back(i);
+      p.in_check = -1;
+    } else if (event == "wrong") {
+      in >> i;
+      std::string why;
+      std::getline(in >> std::ws, why);
+      p.wrong.emplace_back(i, why);
+      p.in_check = -1;
+    } else if (event == "timing") {
+      CandidateResult r;
+      r.measured = true;
+      in >> i >> r.median_us >> r.min_us;
+      p.timings.emplace_back(i, r);
+    } else if (event == "error") {
+      std::getline(in >> std::ws, p.error);
+    } else if (event == "done") {
+      in >> p.rounds;
+      p.done = true;
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+AutotuneResult autotune(const std::string& kernel, const std::string& kernel_dir, CandidateBench& bench,
+                        const AutotuneOptions& options) {
+  const int n = bench.count();
+  AutotuneResult result;
+  result.candidates.resize(static_cast<size_t>(n));
+  std::vector<int> active(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) active[static_cast<size_t>(i)] = i;
+  Parsed parsed;
+  // Each failed child excludes the candidate it failed on, so this ends within n + 1 children.
+  while (!active.empty()) {
+    const ChildReport report = run_child(bench, active, options);
+    parsed = parse_report(report);
+    for (const auto& [i, why] : parsed.wrong) {
+      result.candidates[static_cast<size_t>(i)].excluded = "wrong result: " + why;
+      spdlog::warn("Autotune {}: candidate {} excluded: wrong result: {}", kernel, i, why);
+    }
+    std::erase_if(active, [&](int i) { return !result.candidates[static_cast<size_t>(i)].excluded.empty(); });
+    if (report.failure.empty() && parsed.done) break;
+    const std::string why = !parsed.error.empty() ? parsed.error : report.failure;
+    if (parsed.in_check < 0) {  // failed while timing: no candidate to blame
+      spdlog::warn("Autotune {}: measurement {}; keeping the cost model's choice", kernel, why);
+      result.fell_back = true;
+      break;
+    }
+    result.candidates[static_cast<size_t>(parsed.in_check)].excluded = why;
+    spdlog::warn("Autotune {}: candidate {} excluded: {}", kernel, parsed.in_check, why);
+    std::erase(active, parsed.in_check);
+  }
+  if (active.empty()) fail_user("kernel {}: every tiling candidate failed (see the warnings above)", kernel);
+
+  if (!result.fell_back && parsed.timings.size() != parsed.checked.size()) {
+    spdlog::error("Autotune {} parse profiling error, timing info count: {}", kernel_dir, parsed.timings.size());
+    result.fell_back = true;
+  }
+  result.best = active.front();  // the best-ranked survivor, unless measurement says otherwise
+  if (result.fell_back) return result;
+  result.rounds = parsed.rounds;
+  double best_us = 0;
+  for (const auto& [i, timing] : parsed.timings) {
+    result.candidates[static_cast<size_t>(i)] = timing;
+    spdlog::info("Autotune {} candidate {}: Timing = {:.2f} us", kernel, i, timing.median_us);
+    if (best_us == 0 || timing.median_us < best_us) best_us = timing.median_us, result.best = i;
+  }
+  spdlog::info("Autotune completed {}, best kernel index: {}", kernel, result.best);
+  return result;
+}
+
+}  // namespace tilefuse::tune

@@ -1,0 +1,139 @@
+// The static TopN path through the executor: TopN=1 records the model's choice without
+// measuring; TopN=3 builds one static kernel per candidate, measures them on the first run and
+// records one winner, which a second executor reuses without compiling or measuring; device
+// limits get isolated entries, the jit path one shared entry.
+#include <filesystem>
+#include <map>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "build/build_test_support.h"
+#include "ir/tensor_compare.h"
+#include "reference/interpreter.h"
+#include "runtime/executor.h"
+#include "tune/tuning_record.h"
+
+namespace tilefuse::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+using tilefuse::testing::TempDir;
+
+// y = tanh(x * 2 + b) over [rows, 1024]: an elementwise kernel with a real choice of tilings.
+Graph elementwise_graph(Dim rows) {
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {rows, Dim(1024)});
+  Value* b = g.add_input("b", DType::f32, {1024});
+  Value* two = g.add_constant("two", Tensor::scalar_f32(2.0f));
+  Value* a = g.add_node("Mul", "mul", {x, two}, {"a"})->outputs[0];
+  Value* s = g.add_node("Add", "add", {a, b}, {"s"})->outputs[0];
+  Value* y = g.add_node("Tanh", "tanh", {s}, {"y"})->outputs[0];
+  g.add_output(y);
+  g.infer_shapes();
+  return g;
+}
+
+std::map<std::string, Tensor> inputs_for(int64_t rows) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> uniform(-2, 2);
+  Tensor x(DType::f32, {rows, 1024}), b(DType::f32, {1024});
+  for (Tensor* t : {&x, &b}) {
+    for (int64_t i = 0; i < t->numel(); ++i) t->set_f64(i, uniform(rng));
+  }
+  return {{"x", x}, {"b", b}};
+}
+
+ExecutorOptions options(const TempDir& cache, int threads, int topn) {
+  ExecutorOptions o;
+  o.device.threads = threads;
+  o.compile_threads = 2;
+  o.cache_dir = cache.path();
+  o.autotune_topn = topn;
+  o.hardware = tiling::detect_hardware();  // uncalibrated: tests need no bandwidth probe
+  return o;
+}
+
+std::vector<fs::path> find(const std::string& root, const std::string& name) {
+  std::vector<fs::path> found;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (e.path().filename() == name) found.push_back(e.path());
+  }
+  return found;
+}
+
+void expect_matches_reference(Executor& exe, const Graph& g, int64_t rows) {
+  const auto inputs = inputs_for(rows);
+  const std::vector<Tensor> expected = reference::run_graph(g, inputs);
+  const std::vector<Tensor> actual = exe.run(inputs);
+  const CompareResult r = compare_tensors(actual.at(0), expected.at(0), {1e-5, 1e-6});
+  EXPECT_TRUE(r.ok) << r.message;
+}
+
+TEST(ExecutorTuning, TopNOneRecordsTheModelsChoiceWithoutMeasuring) {
+  TempDir cache;
+  const Graph g = elementwise_graph(Dim(256));
+  ExecutorCounters counters;
+  Executor exe(g, options(cache, 2, 1), counters);
+  expect_matches_reference(exe, g, 256);
+  EXPECT_EQ(counters.tuning.candidates_measured, 0);
+  EXPECT_EQ(counters.cache.compiles, 1);
+  const auto records = find(cache.path(), "optimize_tiling");
+  ASSERT_EQ(records.size(), 1u);
+  const auto record = tune::read_tuning_record(records[0].string());
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->topn, 1);
+  EXPECT_TRUE(fs::exists(records[0].parent_path() / "static_kernel" / tune::kernel_key(record->winner) / "kernel.so"));
+}
+
+TEST(ExecutorTuning, TopNThreeMeasuresOnceAndASecondExecutorReusesTheWinner) {
+  TempDir cache;
+  const Graph g = elementwise_graph(Dim(512));
+  ExecutorCounters first;
+  {
+    Executor exe(g, options(cache, 2, 3), first);
+    EXPECT_EQ(first.cache.compiles, 3);
+    expect_matches_reference(exe, g, 512);
+    expect_matches_reference(exe, g, 512);  // the second run measures nothing more
+  }
+  EXPECT_EQ(first.tuning.kernels_tuned, 1);
+  EXPECT_EQ(first.tuning.candidates_measured, 3);
+  ASSERT_EQ(find(cache.path(), "optimize_tiling").size(), 1u);
+  EXPECT_EQ(find(cache.path(), "kernel.so").size(), 3u);
+
+  ExecutorCounters second;
+  Executor warm(g, options(cache, 2, 3), second);
+  expect_matches_reference(warm, g, 512);
+  EXPECT_EQ(second.cache.compiles, 0);
+  EXPECT_EQ(second.tuning.candidates_measured, 0);
+  EXPECT_EQ(second.tuning.records_reused, 1);
+}
+
+TEST(ExecutorTuning, EachDeviceLimitHasItsOwnStaticEntry) {
+  TempDir cache;
+  const Graph g = elementwise_graph(Dim(64));
+  for (int threads : {1, 2}) {
+    ExecutorCounters counters;
+    Executor exe(g, options(cache, threads, 1), counters);
+    EXPECT_EQ(counters.cache.compiles, 1) << threads << " threads";
+    expect_matches_reference(exe, g, 64);
+  }
+  EXPECT_EQ(find(cache.path(), "optimize_tiling").size(), 2u);
+}
+
+TEST(ExecutorTuning, TheJitPathSharesOneEntryAcrossLimitsAndShapes) {
+  TempDir cache;
+  const Graph g = elementwise_graph(Dim::symbol("N"));
+  for (int threads : {1, 2}) {
+    ExecutorCounters counters;
+    Executor exe(g, options(cache, threads, 3), counters);
+    EXPECT_EQ(counters.cache.compiles, threads == 1 ? 1 : 0) << threads << " threads";
+    EXPECT_EQ(counters.tuning.candidates_measured, 0);
+    expect_matches_reference(exe, g, 3);
+    expect_matches_reference(exe, g, 200);
+  }
+  EXPECT_EQ(find(cache.path(), "optimize_tiling").size(), 0u);
+}
+
+}  // namespace
+}  // namespace tilefuse::runtime
