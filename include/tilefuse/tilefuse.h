@@ -25,6 +25,9 @@ struct Model;
 }
 
 using api::Mode;
+// Threads (device limit), compile threads, autotune_topn, cache_dir, debug_dir; unset fields come
+// from the TILEFUSE_* environment variables.
+using api::ExecutionOptions;
 
 // A name and its type as the model declares it, e.g. {"x", "f32[N, 128]"}.
 struct TensorSpec {
@@ -48,8 +51,9 @@ class Model {
 Model load_onnx(const std::string& path);
 
 // Runs the model on `inputs` (every graph input, by name, with matching dtype and shape) and
-// returns its outputs by name.
+// returns its outputs by name. In fused mode with autotune_topn > 1 the first run of a model
+// measures its static kernels' candidates; later runs (any process) reuse the recorded winners.
 std::map<std::string, Tensor> run(const Model& model, const std::map<std::string, Tensor>& inputs,
-                                  Mode mode = Mode::reference);
+                                  Mode mode = Mode::reference, const ExecutionOptions& options = {});
 
 }  // namespace tilefuse

@@ -21,10 +21,11 @@ const Graph& Model::graph() const { return model_->graph; }
 
 Model load_onnx(const std::string& path) { return Model(std::make_shared<const api::Model>(api::load_model(path))); }
 
-std::map<std::string, Tensor> run(const Model& model, const std::map<std::string, Tensor>& inputs, Mode mode) {
+std::map<std::string, Tensor> run(const Model& model, const std::map<std::string, Tensor>& inputs, Mode mode,
+                                  const ExecutionOptions& options) {
   const api::BoundInputs bound = api::bind_inputs(model.graph(), inputs);
   std::map<std::string, Tensor> outputs;
-  for (api::NamedTensor& output : api::run_model(model.graph(), bound, mode).outputs) {
+  for (api::NamedTensor& output : api::run_model(model.graph(), bound, mode, options).outputs) {
     outputs.emplace(std::move(output.name), std::move(output.tensor));
   }
   return outputs;

@@ -379,7 +379,7 @@ class KernelEmitter {
       if (is_reduction(*n)) w_.line(fmt::format("{} acc{};", accumulator_type(*n), var(n->outputs[0])));
       // Row-level inputs the pass broadcasts are loaded once per unit, before the loop.
       for (const Value* in : operands_of(*n)) {
-        if (in != nullptr && !internal(in) && level_of(in) == Level::Reduced) row_operand(in);
+        if (in != nullptr && !internal(in) && constant_over_row(in)) row_operand(in);
       }
       if (divides_by_row_value(*n)) {
         w_.line(fmt::format("const tf::RowDivisor {}({});", row_divisor(*n), var(n->input(1))));
@@ -432,7 +432,9 @@ class KernelEmitter {
       if (pass_of_.at(in) == p) return var(in);
       return reload_from_scratch(in);
     }
-    if (level_of(in) == Level::Reduced) return (is_mask(in) ? "tf::mask_bcast<V>(" : "V(") + row_operand_in_body(in) + ")";
+    if (level_of(in) == Level::Reduced || (constant_over_row(in) && row_loaded_.count(in))) {
+      return (is_mask(in) ? "tf::mask_bcast<V>(" : "V(") + row_operand_in_body(in) + ")";
+    }
     if (!loaded_.insert(in).second) return var(in);
     const Dim& last = nest_.inner.back().strides.at(in);
     std::string base = base_pointer(in);
@@ -478,10 +480,18 @@ class KernelEmitter {
   }
 
   // A float division of full-size values by a value constant over the row (Softmax's sum,
-  // LayerNorm's standard deviation): see tf::RowDivisor.
+  // LayerNorm's standard deviation, a per-row or scalar divisor input such as GELU's sqrt(2)):
+  // see tf::RowDivisor.
   bool divides_by_row_value(const Node& n) const {
-    return n.op == "Div" && is_float(n.outputs[0]->dtype) && level_of(n.outputs[0]) == Level::Full &&
-           level_of(n.input(1)) == Level::Reduced;
+    if (n.op != "Div" || !is_float(n.outputs[0]->dtype) || level_of(n.outputs[0]) != Level::Full) return false;
+    const Value* divisor = n.input(1);
+    return internal(divisor) ? level_of(divisor) == Level::Reduced : constant_over_row(divisor);
+  }
+
+  // An input read at one place for the whole unit: row-level, or broadcast along every inner axis.
+  bool constant_over_row(const Value* v) const {
+    if (level_of(v) == Level::Reduced) return true;
+    return std::all_of(nest_.inner.begin(), nest_.inner.end(), [&](const LoopAxis& a) { return a.strides.at(v) == Dim(0); });
   }
   std::string row_divisor(const Node& n) { return var(n.outputs[0]) + "_divisor"; }
 

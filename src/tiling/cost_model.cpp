@@ -17,6 +17,10 @@ constexpr double kUnitUs = 0.01;
 // page; each restart costs about one memory latency.
 constexpr double kPageRestartUs = 0.08;
 constexpr int64_t kPageBytes = 4096;
+// The share of the last-level cache a kernel's output can expect to keep until its consumer runs.
+// Virtual machines often report the host's whole L3 (hundreds of MiB) while the guest gets a
+// fraction of it, so the model never counts on more than this.
+constexpr int64_t kMaxUsableL3Bytes = int64_t{32} << 20;
 
 struct Split {
   int64_t units = 1, blocks = 1, workers = 1, busiest_units = 1;
@@ -40,7 +44,7 @@ CostEstimate estimate_cost(const KernelProfile& p, const KernelTiling& t, const 
   const Split s = split_work(p, t);
   const double share = double(s.busiest_units) / double(s.units);  // of all the kernel's work
   const double bytes_per_us = hw.gbps_per_worker(static_cast<int>(s.workers)) * 1e3;
-  const int64_t cache_share = hw.l2_bytes + hw.l3_bytes / std::max(1, hw.cores);
+  const int64_t cache_share = hw.l2_bytes + std::min(hw.l3_bytes, kMaxUsableL3Bytes) / std::max(1, hw.cores);
   const int64_t row_bytes = p.inner * 4;
 
   // Loads: streamed inputs once; a row kernel's later passes re-read the row from memory when
