@@ -25,9 +25,13 @@ NOISE = 0.02  # two medians closer than this are the same speed on this (shared,
 
 
 def tune_report(tilefuse, model, threads):
-    out = subprocess.run([tilefuse, "tune-report", model, "--exhaustive", "--json", "--threads", str(threads)],
-                         check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+    """The exhaustive tune-report of `model`, or None (with the reason printed) if it cannot run."""
+    run = subprocess.run([tilefuse, "tune-report", model, "--exhaustive", "--json", "--threads", str(threads)],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        print(f"{model}: skipped: {run.stderr.strip().splitlines()[-1] if run.stderr.strip() else run.returncode}")
+        return None
+    return json.loads(run.stdout)
 
 
 def kernel_metrics(kernel):
@@ -55,7 +59,7 @@ def main():
     rows = []
     for model in models:
         report = tune_report(args.tilefuse, model, args.threads)
-        for kernel in report["kernels"]:
+        for kernel in report["kernels"] if report else []:
             row = kernel_metrics(kernel)
             row["model"] = model
             rows.append(row)

@@ -114,7 +114,7 @@ const std::map<std::string, ExprFn, std::less<>>& expr_table() {
                             fmt::arg("z", c.lit(0.0)), fmt::arg("one", c.lit(1.0)), fmt::arg("s", c.lit(1.0 / 6.0)),
                             fmt::arg("h", c.lit(0.5)));
        }},
-      {"Softplus", [](const ExprContext& c) { return "tf::log(tf::exp(" + c.x[0] + ") + " + c.lit(1.0) + ")"; }},
+      {"Softplus", [](const ExprContext& c) { return c.call("softplus", c.x[0]); }},
       {"Tanh", [](const ExprContext& c) { return c.call("tanh", c.x[0]); }},
       {"Erf", [](const ExprContext& c) { return c.call("erf", c.x[0]); }},
       {"Gelu", gelu_expr},

@@ -17,6 +17,8 @@ constexpr double kUnitUs = 0.01;
 // page; each restart costs about one memory latency.
 constexpr double kPageRestartUs = 0.08;
 constexpr int64_t kPageBytes = 4096;
+// What one core moves between its L2 and registers per cycle (two 64-byte lines every ~3 cycles).
+constexpr double kCacheBytesPerCycle = 32;
 // The share of the last-level cache a kernel's output can expect to keep until its consumer runs.
 // Virtual machines often report the host's whole L3 (hundreds of MiB) while the guest gets a
 // fraction of it, so the model never counts on more than this.
@@ -43,8 +45,12 @@ Split split_work(const KernelProfile& p, const KernelTiling& t) {
 CostEstimate estimate_cost(const KernelProfile& p, const KernelTiling& t, const HardwareModel& hw) {
   const Split s = split_work(p, t);
   const double share = double(s.busiest_units) / double(s.units);  // of all the kernel's work
-  const double bytes_per_us = hw.gbps_per_worker(static_cast<int>(s.workers)) * 1e3;
   const int64_t cache_share = hw.l2_bytes + std::min(hw.l3_bytes, kMaxUsableL3Bytes) / std::max(1, hw.cores);
+  // A kernel whose tensors all fit in the caches finds its inputs there (its producer just wrote
+  // them) and streams at cache speed, not memory speed.
+  const bool in_cache = p.streamed_read_bytes + p.write_bytes <= cache_share * hw.cores / 2;
+  const double bytes_per_us =
+      in_cache ? hw.ghz * kCacheBytesPerCycle * 1e3 : hw.gbps_per_worker(static_cast<int>(s.workers)) * 1e3;
   const int64_t row_bytes = p.inner * 4;
 
   // Loads: streamed inputs once; a row kernel's later passes re-read the row from memory when

@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <numeric>
+#include <random>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -66,18 +69,47 @@ std::vector<int> check_candidates(CandidateBench& bench, const std::vector<int>&
   return agreed;
 }
 
+double microseconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+// Runs per sample: enough back-to-back runs for a sample to last kMinSampleUs, so microsecond
+// kernels are timed over many runs (the timer's resolution and the cost of switching between
+// candidates are spread thin) while large kernels are timed one run at a time. The same count
+// for every candidate: a switch costs each candidate's samples alike.
+constexpr double kMinSampleUs = 50;
+constexpr int kMaxRunsPerSample = 64;
+
+int runs_per_sample(CandidateBench& bench, const std::vector<int>& ids) {
+  for (int i : ids) bench.run(i);  // warm-up: caches, page tables, branch predictors
+  std::vector<double> us;
+  for (int i : ids) {
+    const auto t0 = Clock::now();
+    bench.run(i);
+    us.push_back(std::max(microseconds_since(t0), 0.01));
+  }
+  return static_cast<int>(std::clamp(std::ceil(kMinSampleUs / median_of(us)), 1.0, double(kMaxRunsPerSample)));
+}
+
 // Interleaved timing rounds until the medians settle or the budget is spent.
 void time_candidates(CandidateBench& bench, const std::vector<int>& ids, const AutotuneOptions& o, Reporter& out) {
-  for (int i : ids) bench.run(i);  // warm-up: caches, page tables, branch predictors
+  const int runs = runs_per_sample(bench, ids);
+  std::vector<size_t> order(ids.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::mt19937 shuffler(20261129);
   std::vector<std::vector<double>> samples(ids.size());
   std::vector<double> previous;
   const auto start = Clock::now();
   int rounds = 0;
   while (rounds < o.max_rounds) {
-    for (size_t k = 0; k < ids.size(); ++k) {
+    // Each round visits the candidates in a new random order: whatever a position in the round
+    // or a predecessor costs (a report write, a worker to wake, code evicted by the previous
+    // candidate) falls on every candidate alike instead of biasing one.
+    std::shuffle(order.begin(), order.end(), shuffler);
+    for (size_t k : order) {
       const auto t0 = Clock::now();
-      bench.run(ids[k]);
-      samples[k].push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      for (int r = 0; r < runs; ++r) bench.run(ids[k]);
+      samples[k].push_back(microseconds_since(t0) / runs);
     }
     ++rounds;
     out.line("round {}", rounds);

@@ -241,6 +241,19 @@ template <FloatLanes V> inline V sigmoid(V x) {
   return pick(x >= V(0.0f), s, e * s);
 }
 
+// softplus x = log(1 + e^x) = max(x, 0) + log1p(e^-|x|), as the reference computes it, so e^x
+// never overflows and tiny results for very negative x keep their precision. log1p(e) is
+// log(u) * e / (u - 1) with u = 1 + e (exact to a few ulp even where u rounds; Goldberg), and e
+// itself where u rounds to 1.
+template <FloatLanes V> inline V softplus(V x) {
+  using namespace vmath;
+  const V e = tf::exp(-magnitude(x));
+  const V u = V(1.0f) + e;
+  const V d = u - V(1.0f);
+  const V log1p_e = pick(d == V(0.0f), e, tf::log(u) * (e / pick(d == V(0.0f), V(1.0f), d)));
+  return pick(x > V(0.0f), x, V(0.0f)) + log1p_e;
+}
+
 // erf x: x + x P(x^2) below |x| = 1.25; above, a polynomial in |x| - 2.625 fitted to erf on
 // [1.25, 4], and 1 where erf rounds to 1. Both are near-minimax fits (iterated
 // weighted least squares, float-rounded coefficients); no exp and no division.

@@ -1,0 +1,66 @@
+// Generated kernels at the edges of each transcendental op's domain: infinities, NaN, values
+// where exp overflows or underflows, subnormals. Each op runs as a fused kernel (as a two-op
+// chain x * 1 -> op, so it is generated code, not a host step) against the reference.
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "ir/tensor_compare.h"
+#include "reference/interpreter.h"
+#include "runtime/executor.h"
+
+namespace tilefuse {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Values chosen per the failure modes of vector math: overflow of e^x (89, 100), underflow and
+// subnormal results (-20, -90, -104), subnormal inputs (1e-40), exact zeros of both signs.
+std::vector<float> edge_values() {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v = {0.0f,  -0.0f, 1e-40f, -1e-40f, 1e-7f, 0.5f,  -0.5f, 1.0f,   -1.0f, 3.9f,  -3.9f,
+                          10.0f, -10.f, 17.0f,  -17.0f,  20.0f, -20.f, 88.0f, -88.0f, 89.0f, -90.f, 100.f,
+                          -104.f, 1e30f, -1e30f, inf,    -inf,  std::numeric_limits<float>::quiet_NaN()};
+  while (v.size() % 16 != 5) v.push_back(0.25f * static_cast<float>(v.size()));  // vector body and scalar tail
+  return v;
+}
+
+class ExtremeValues : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ExtremeValues, FusedKernelMatchesReference) {
+  const std::vector<float> values = edge_values();
+  const int64_t n = static_cast<int64_t>(values.size());
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {Dim(n)});
+  Value* one = g.add_constant("one", Tensor::scalar_f32(1.0f));
+  Value* scaled = g.add_node("Mul", "scale", {x, one}, {"scaled"})->outputs[0];
+  Value* y = g.add_node(GetParam(), "op", {scaled}, {"y"})->outputs[0];
+  g.add_output(y);
+  g.infer_shapes();
+
+  const fs::path cache = fs::temp_directory_path() / ("tilefuse_extreme_" + GetParam() + "_" + std::to_string(::getpid()));
+  runtime::ExecutorOptions options;
+  options.device.threads = 1;
+  options.cache_dir = cache.string();
+  options.hardware = tiling::detect_hardware();
+  runtime::ExecutorCounters counters;
+  std::vector<Tensor> actual;
+  {
+    runtime::Executor exe(g, options, counters);
+    ASSERT_EQ(exe.plan().steps.size(), 1u) << "expected one fused kernel";
+    actual = exe.run({{"x", Tensor::from_vector(DType::f32, {n}, values)}});
+  }
+  fs::remove_all(cache);
+  const std::vector<Tensor> expected = reference::run_graph(g, {{"x", Tensor::from_vector(DType::f32, {n}, values)}});
+  const CompareResult r = compare_tensors(actual.at(0), expected.at(0), {1e-5, 1e-30});
+  EXPECT_TRUE(r.ok) << GetParam() << ": " << r.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Transcendental, ExtremeValues,
+                         ::testing::Values("Exp", "Log", "Tanh", "Sigmoid", "Erf", "Softplus", "Sqrt", "Elu"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace tilefuse
