@@ -7,15 +7,14 @@ namespace tilefuse::tiling {
 
 namespace {
 
-constexpr int64_t kLanes = 16;  // tiles are whole AVX-512 vectors of f32 (and so whole AVX2 ones)
-
 std::vector<int64_t> block_dims(int device_limit) {
   std::set<int64_t> dims = {1, std::max(1, device_limit / 2), std::max(1, device_limit)};
   return {dims.begin(), dims.end()};
 }
 
 // Elements per column tile: from a few KiB (L1) to a few hundred KiB (L2) of each tensor, or
-// the whole row when rows are short enough to be one unit.
+// the whole row when rows are short enough to be one unit. All are multiples of 16 floats, so a
+// tile is whole AVX-512 (and AVX2) vectors and only a row's end has a scalar tail.
 std::vector<int64_t> column_tiles(const KernelProfile& p) {
   if (p.reduces) return {0};
   std::vector<int64_t> tiles;
@@ -52,7 +51,6 @@ std::vector<KernelTiling> enumerate_tilings(const KernelProfile& p, int device_l
         for (bool nt : stream) {
           for (int64_t pf : prefetch_distances(p)) {
             KernelTiling t{upb, ct, nt, pf, std::min(bd, blocks)};
-            if (ct % kLanes != 0) continue;
             if (seen.insert(t.repr()).second) out.push_back(t);
           }
         }
