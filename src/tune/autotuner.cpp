@@ -12,6 +12,7 @@
 #include <numeric>
 #include <random>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -80,7 +81,8 @@ double microseconds_since(Clock::time_point t0) {
 constexpr double kMinSampleUs = 50;
 constexpr int kMaxRunsPerSample = 64;
 
-int runs_per_sample(CandidateBench& bench, const std::vector<int>& ids) {
+// Also tells the parent how long a round will take, so a slow kernel is not taken for a hang.
+int runs_per_sample(CandidateBench& bench, const std::vector<int>& ids, Reporter& out) {
   for (int i : ids) bench.run(i);  // warm-up: caches, page tables, branch predictors
   std::vector<double> us;
   for (int i : ids) {
@@ -88,12 +90,14 @@ int runs_per_sample(CandidateBench& bench, const std::vector<int>& ids) {
     bench.run(i);
     us.push_back(std::max(microseconds_since(t0), 0.01));
   }
-  return static_cast<int>(std::clamp(std::ceil(kMinSampleUs / median_of(us)), 1.0, double(kMaxRunsPerSample)));
+  const int runs = static_cast<int>(std::clamp(std::ceil(kMinSampleUs / median_of(us)), 1.0, double(kMaxRunsPerSample)));
+  out.line("round_us {:.0f}", runs * *std::max_element(us.begin(), us.end()) * double(ids.size()));
+  return runs;
 }
 
 // Interleaved timing rounds until the medians settle or the budget is spent.
 void time_candidates(CandidateBench& bench, const std::vector<int>& ids, const AutotuneOptions& o, Reporter& out) {
-  const int runs = runs_per_sample(bench, ids);
+  const int runs = runs_per_sample(bench, ids, out);
   std::vector<size_t> order(ids.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::mt19937 shuffler(20261129);
@@ -151,7 +155,8 @@ struct ChildReport {
   std::string failure;  // empty if the child ended normally
 };
 
-// Reads the child's lines until it closes the pipe; kills it if it stays silent too long.
+// Reads the child's lines until it closes the pipe; kills it if it stays silent too long: for
+// `hang_seconds`, or for ten of its announced rounds if those are longer.
 std::string read_report(int fd, pid_t pid, double hang_seconds, std::vector<std::string>& lines) {
   std::string pending;
   char buffer[4096];
@@ -169,6 +174,9 @@ std::string read_report(int fd, pid_t pid, double hang_seconds, std::vector<std:
     pending.append(buffer, static_cast<size_t>(n));
     for (size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1)) {
       lines.push_back(pending.substr(0, nl));
+      if (lines.back().rfind("round_us ", 0) == 0) {
+        hang_seconds = std::max(hang_seconds, 10 * std::atof(lines.back().c_str() + 9) / 1e6);
+      }
     }
   }
 }

@@ -40,7 +40,7 @@ struct AutotuneOptions {
   int min_rounds = 5;
   int max_rounds = 500;
   double stable_within = 0.01;  // medians moving less than this fraction between checks = stable
-  double hang_seconds = 20;     // a candidate (or a round) silent this long is killed and excluded
+  double hang_seconds = 20;     // a child silent this long (or ten of its rounds, if longer) is killed
 };
 
 struct CandidateResult {
