@@ -1,4 +1,6 @@
 // TensorProto files -> Tensors: every dtype, raw_data and typed fields, size checks.
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -14,8 +16,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// ctest runs tests in parallel processes: each writes its own files.
 std::string write_proto(const onnx::TensorProto& t, const std::string& file) {
-  auto path = (std::filesystem::temp_directory_path() / file).string();
+  auto path = (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + file)).string();
   std::ofstream(path, std::ios::binary) << t.SerializeAsString();
   return path;
 }
