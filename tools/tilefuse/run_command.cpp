@@ -124,6 +124,10 @@ void print_summary(const RunCommand& command, const api::BoundInputs& inputs,
     std::cout << fmt::format(" (compile {:.0f} ms: {} kernels compiled, {} from cache; {} launches per run)",
                              result.compile_ms, result.counters.at("compiles"), result.counters.at("cache_hits"),
                              result.counters.at("launches"));
+    if (const int64_t measured = result.counters.at("candidates_measured"); measured > 0) {
+      std::cout << fmt::format("\ntuned    {} kernels: {} tiling candidates measured on this run's inputs (included in elapsed)",
+                               result.counters.at("kernels_tuned"), measured);
+    }
   }
   std::cout << "\n";
 }
