@@ -48,10 +48,12 @@ Split split_work(const KernelProfile& p, const KernelTiling& t) {
 CostEstimate estimate_cost(const KernelProfile& p, const KernelTiling& t, const HardwareModel& hw) {
   const Split s = split_work(p, t);
   const double share = double(s.busiest_units) / double(s.units);  // of all the kernel's work
-  const int64_t cache_share = hw.l2_bytes + std::min(hw.l3_bytes, kMaxUsableL3Bytes) / std::max(1, hw.cores);
+  // Half of all L2s plus the usable L3: what a kernel's tensors can count on finding in cache.
+  const int64_t cache_budget =
+      (hw.l2_bytes * std::max(1, hw.cores) + std::min(hw.l3_bytes, kMaxUsableL3Bytes)) / 2;
   // A kernel whose tensors all fit in the caches finds its inputs there (its producer just wrote
   // them) and streams at cache speed, not memory speed.
-  const bool in_cache = p.streamed_read_bytes + p.write_bytes <= cache_share * hw.cores / 2;
+  const bool in_cache = p.streamed_read_bytes + p.write_bytes <= cache_budget;
   const double bytes_per_us =
       in_cache ? hw.ghz * kCacheBytesPerCycle * 1e3 : hw.gbps_per_worker(static_cast<int>(s.workers)) * 1e3;
   const int64_t row_bytes = p.inner * 4;
@@ -64,7 +66,7 @@ CostEstimate estimate_cost(const KernelProfile& p, const KernelTiling& t, const 
   // (write-allocate); non-temporal stores of one small enough for the caches push it to memory,
   // where its consumer must fetch it again.
   double write_bytes = double(p.write_bytes);
-  const bool output_in_cache = p.write_bytes <= cache_share * hw.cores / 2;
+  const bool output_in_cache = p.write_bytes <= cache_budget;
   if (!t.stream_stores && !output_in_cache) write_bytes += double(p.streamable_write_bytes);
   if (t.stream_stores && output_in_cache) write_bytes += double(p.streamable_write_bytes);
 

@@ -6,7 +6,6 @@
 #include "api/input_binding.h"
 #include "api/model.h"
 #include "ir/error.h"
-#include "tune/autotune_config.h"
 
 namespace tilefuse::cli {
 
@@ -19,15 +18,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchCommand& command) {
   sub->add_option("--iters", command.iterations, "Timed runs per mode")->capture_default_str();
   sub->add_option("--warmup", command.warmup, "Untimed runs per mode before timing")->capture_default_str();
   sub->add_option("--seed", command.seed, "Seed of the random input data")->capture_default_str();
-  sub->add_option("--threads", command.threads, "Worker threads (device limit); default TILEFUSE_NUM_THREADS or all cores");
-  sub->add_option("--compile-threads", command.compile_threads,
-                  "Parallel kernel compiles; default TILEFUSE_COMPILE_THREADS or all cores");
-  sub->add_option("--cache-dir", command.cache_dir, "Kernel cache; default TILEFUSE_CACHE_DIR or /tmp/tilefuse_<user>");
-  sub->add_option("--topn", command.topn,
-                  "Tiling candidates measured per static kernel on the first run (1-10); default TILEFUSE_AUTOTUNE_TOPN or 1");
-  sub->add_option("--debug-dir", command.debug_dir,
-                  "Dump every generated artifact (tiling, candidate sources, standalone benchmarks) here; default "
-                  "TILEFUSE_DEBUG_DIR");
+  add_execution_flags(sub, command.execution);
   sub->add_option("--stream-mib", command.stream_mib,
                   "MiB per array of the bandwidth probes (triad uses three); keep it well above the last-level cache")
       ->capture_default_str();
@@ -41,16 +32,12 @@ CLI::App* add_bench_command(CLI::App& app, BenchCommand& command) {
 
 void execute_bench_command(const BenchCommand& command) {
   if (command.stream_mib < 1) fail_user("--stream-mib must be a positive integer, got {}", command.stream_mib);
-  const int topn = tune::resolve_autotune_topn(command.topn);
   api::BenchOptions options;
   options.modes.clear();
   for (const std::string& mode : command.modes) options.modes.push_back(api::parse_mode(mode));
   options.iterations = command.iterations;
   options.warmup = command.warmup;
-  options.execution = {.threads = command.threads, .compile_threads = command.compile_threads,
-       .autotune_topn = topn,
-       .cache_dir = command.cache_dir,
-       .debug_dir = command.debug_dir};
+  options.execution = execution_options(command.execution);
   options.stream.array_bytes = static_cast<size_t>(command.stream_mib) << 20;
   const api::Model model = api::load_model(command.model);
   const api::BoundInputs inputs = api::bind_inputs(model.graph, {}, {.fill_missing_randomly = true, .seed = command.seed});

@@ -10,6 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "execution_flags.h"
+
 namespace tilefuse::cli {
 
 struct BenchCommand {
@@ -18,11 +20,7 @@ struct BenchCommand {
   int iterations = 20;
   int warmup = 3;
   uint64_t seed = 0;
-  std::optional<int> threads;
-  std::optional<int> compile_threads;
-  std::optional<int> topn;
-  std::string debug_dir;
-  std::string cache_dir;
+  ExecutionFlags execution;
   int stream_mib = 128;
   bool json = false;
 };

@@ -15,7 +15,6 @@
 #include "api/text_table.h"
 #include "io/npy.h"
 #include "ir/error.h"
-#include "tune/autotune_config.h"
 
 namespace tilefuse::cli {
 namespace {
@@ -142,15 +141,7 @@ CLI::App* add_run_command(CLI::App& app, RunCommand& command) {
       ->capture_default_str();
   sub->add_option("--mode", command.mode, "Execution mode: " + api::mode_choices())->capture_default_str();
   sub->add_option("--seed", command.seed, "Seed of the random data for inputs not given")->capture_default_str();
-  sub->add_option("--threads", command.threads, "Worker threads (device limit); default TILEFUSE_NUM_THREADS or all cores");
-  sub->add_option("--compile-threads", command.compile_threads,
-                  "Parallel kernel compiles; default TILEFUSE_COMPILE_THREADS or all cores (1 = synchronous)");
-  sub->add_option("--cache-dir", command.cache_dir, "Kernel cache; default TILEFUSE_CACHE_DIR or /tmp/tilefuse_<user>");
-  sub->add_option("--topn", command.topn,
-                  "Tiling candidates measured per static kernel on the first run (1-10); default TILEFUSE_AUTOTUNE_TOPN or 1");
-  sub->add_option("--debug-dir", command.debug_dir,
-                  "Dump every generated artifact (tiling, candidate sources, standalone benchmarks) here; default "
-                  "TILEFUSE_DEBUG_DIR");
+  add_execution_flags(sub, command.execution);
   sub->add_flag("--json", command.json, "Print the summary as one JSON object");
   sub->footer(
       "Inputs not given with --input are filled with seeded random data (floats in [-1, 1), integers in [0, 4),\n"
@@ -161,17 +152,12 @@ CLI::App* add_run_command(CLI::App& app, RunCommand& command) {
 
 void execute_run_command(const RunCommand& command) {
   const api::Mode mode = api::parse_mode(command.mode);
-  const int topn = tune::resolve_autotune_topn(command.topn);  // configuration errors before any work
+  const api::ExecutionOptions execution = execution_options(command.execution);  // configuration errors first
   const api::Model model = api::load_model(command.model);
   std::map<std::string, std::string> input_files;
   const std::map<std::string, Tensor> given = read_given_inputs(command.inputs, input_files);
   const api::BoundInputs inputs = api::bind_inputs(model.graph, given, {.fill_missing_randomly = true, .seed = command.seed});
-  const api::RunResult result = api::run_model(
-      model.graph, inputs, mode,
-      {.threads = command.threads, .compile_threads = command.compile_threads,
-       .autotune_topn = topn,
-       .cache_dir = command.cache_dir,
-       .debug_dir = command.debug_dir});
+  const api::RunResult result = api::run_model(model.graph, inputs, mode, execution);
   create_output_dir(command.output_dir);
   const std::vector<WrittenOutput> outputs = write_outputs(result.outputs, command.output_dir);
   if (command.json) {

@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "execution_flags.h"
+
 namespace tilefuse::cli {
 
 struct RunCommand {
@@ -17,11 +19,7 @@ struct RunCommand {
   std::string output_dir = ".";
   std::string mode = "fused";
   uint64_t seed = 0;
-  std::optional<int> threads;
-  std::optional<int> compile_threads;
-  std::optional<int> topn;
-  std::string debug_dir;
-  std::string cache_dir;
+  ExecutionFlags execution;
   bool json = false;
 };
 

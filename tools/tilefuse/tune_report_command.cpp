@@ -26,7 +26,7 @@ CLI::App* add_tune_report_command(CLI::App& app, TuneReportCommand& command) {
 
 void execute_tune_report_command(const TuneReportCommand& command) {
   std::optional<int> topn = command.topn;
-  if (!topn && tune::resolve_autotune_topn() > 1) topn = tune::resolve_autotune_topn();
+  if (const int configured = tune::resolve_autotune_topn(); !topn && configured > 1) topn = configured;
   const api::Model model = api::load_model(command.model);
   const api::BoundInputs inputs = api::bind_inputs(model.graph, {}, {.fill_missing_randomly = true, .seed = command.seed});
   api::TuneReportOptions options;
