@@ -82,13 +82,18 @@ constexpr double kMinSampleUs = 50;
 constexpr int kMaxRunsPerSample = 64;
 
 // Also tells the parent how long a round will take, so a slow kernel is not taken for a hang.
+// Every run before the timing rounds reports itself, so the parent's hang timeout covers one run.
 int runs_per_sample(CandidateBench& bench, const std::vector<int>& ids, Reporter& out) {
-  for (int i : ids) bench.run(i);  // warm-up: caches, page tables, branch predictors
+  for (int i : ids) {
+    bench.run(i);  // warm-up: caches, page tables, branch predictors
+    out.line("warm {}", i);
+  }
   std::vector<double> us;
   for (int i : ids) {
     const auto t0 = Clock::now();
     bench.run(i);
     us.push_back(std::max(microseconds_since(t0), 0.01));
+    out.line("probe {}", i);
   }
   const int runs = static_cast<int>(std::clamp(std::ceil(kMinSampleUs / median_of(us)), 1.0, double(kMaxRunsPerSample)));
   out.line("round_us {:.0f}", runs * *std::max_element(us.begin(), us.end()) * double(ids.size()));

@@ -98,6 +98,18 @@ TEST(Autotuner, AHangingCandidateIsKilledAndExcluded) {
   EXPECT_NE(r.candidates[1].excluded.find("timed out"), std::string::npos) << r.candidates[1].excluded;
 }
 
+TEST(Autotuner, RoundsLongerThanTheHangTimeoutAreNotHangs) {
+  std::vector<float> input(64, 1.5f);
+  // Each run fits in the 1 s timeout; a round of three does not.
+  FakeBench bench({{400'000}, {300'000}, {450'000}}, input);
+  AutotuneOptions o = quick();
+  o.hang_seconds = 1;
+  const AutotuneResult r = autotune("k", "/cache/k", bench, o);
+  EXPECT_FALSE(r.fell_back);
+  EXPECT_EQ(r.best, 1);
+  for (const auto& c : r.candidates) EXPECT_TRUE(c.excluded.empty()) << c.excluded;
+}
+
 TEST(Autotuner, CandidatesNeverTouchTheCallersData) {
   std::vector<float> input(64, 1.5f);
   FakeBench bench({{100, Behaviour::InPlace}, {100}}, input);
