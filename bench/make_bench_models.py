@@ -48,6 +48,35 @@ def elementwise_chain(mib, rng):
                    [f32_info("out", shape)], opset=13)
 
 
+def elementwise_chain_arith(mib, rng):
+    """The chain's shape and broadcasts with arithmetic only (no vector math): the memory-bound
+    case, where fusion's gain is all in the traffic it saves."""
+    batch = rows_for(mib, SEQ * HIDDEN)
+    g = GraphBuilder()
+    g.const("row_scale", rng.uniform(0.5, 1.5, HIDDEN).astype(np.float32))
+    g.const("col_bias", rng.standard_normal((SEQ, 1), dtype=np.float32))
+    g.const("row_floor", rng.uniform(-0.5, 0.0, (1, HIDDEN)).astype(np.float32))
+    g.const("col_div", rng.uniform(1.0, 2.0, (SEQ, 1)).astype(np.float32))
+    g.const("half", np.float32(0.5))
+    g.const("one", np.float32(1.0))
+    t = g.op("Mul", ["x", "row_scale"], "t01_mul_row")
+    t = g.op("Add", [t, "col_bias"], "t02_add_col")
+    t = g.op("Relu", [t], "t03_relu")
+    t = g.op("Sub", [t, "half"], "t04_sub_scalar")
+    t = g.op("Mul", [t, "x"], "t05_mul_x")
+    t = g.op("Abs", [t], "t06_abs")
+    t = g.op("Max", [t, "row_floor"], "t07_max_row")
+    t = g.op("Neg", [t], "t08_neg")
+    t = g.op("Div", [t, "col_div"], "t09_div_col")
+    t = g.op("Sub", ["one", t], "t10_sub_from_scalar")  # 1 + |...| / col_div >= 1
+    t = g.op("Sqrt", [t], "t11_sqrt")
+    g.op("Mul", [t, "y"], "out")
+    shape = [batch, SEQ, HIDDEN]
+    return g.model("elementwise_chain_arith_large",
+                   [f32_info("x", shape), f32_info("y", [batch, 1, HIDDEN])],
+                   [f32_info("out", shape)], opset=13)
+
+
 def bias_gelu(mib, rng):
     shape = [rows_for(mib, FFN), FFN]
     g = GraphBuilder()
@@ -92,7 +121,7 @@ def scale_mask_softmax(mib, rng):
                    [f32_info("probs", shape)], opset=13)
 
 
-MODELS = [elementwise_chain, bias_gelu, layernorm_decomposed, layernorm_opset17, scale_mask_softmax]
+MODELS = [elementwise_chain, elementwise_chain_arith, bias_gelu, layernorm_decomposed, layernorm_opset17, scale_mask_softmax]
 
 
 def main():

@@ -371,7 +371,8 @@ class KernelEmitter {
   }
 
   // The inner loop nest of one pass: plain loops over all inner axes but the last, which is
-  // walked with tf::for_lanes (SIMD main part, scalar tail).
+  // walked with tf::for_lanes (SIMD main part, scalar tail), or tf::for_lanes_packed where the
+  // pass calls vector math.
   void emit_pass(int p) {
     w_.line(fmt::format("// pass {}", p));
     for (const Node* n : k_.nodes) {
@@ -390,7 +391,8 @@ class KernelEmitter {
     for (size_t a = 0; a < depth; ++a) {
       w_.open(fmt::format("for (int64_t j{0} = 0; j{0} < {1}; ++j{0}) {{", a, cpp_int_expr(nest_.inner[a].extent)));
     }
-    w_.open("tf::for_lanes(c_end - c_begin, [&](auto lane_tag, int64_t lane) {");
+    w_.open(fmt::format("tf::{}(c_end - c_begin, [&](auto lane_tag, int64_t lane) {{",
+                        pass_calls_vector_math(p) ? "for_lanes_packed" : "for_lanes"));
     w_.line("using V = decltype(lane_tag);");
     w_.line("const int64_t i = c_begin + lane;");
     loaded_.clear();
@@ -494,6 +496,11 @@ class KernelEmitter {
     return std::all_of(nest_.inner.begin(), nest_.inner.end(), [&](const LoopAxis& a) { return a.strides.at(v) == Dim(0); });
   }
   std::string row_divisor(const Node& n) { return var(n.outputs[0]) + "_divisor"; }
+
+  bool pass_calls_vector_math(int p) const {
+    return std::any_of(k_.nodes.begin(), k_.nodes.end(),
+                       [&](const Node* n) { return in_pass(*n, p) && calls_vector_math(n->op); });
+  }
 
   bool in_pass(const Node& n, int p) const {
     if (is_reduction(n)) return reduction_pass_.at(&n) == p;

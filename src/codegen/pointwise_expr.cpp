@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "codegen/cpp_names.h"
 #include "ir/error.h"
@@ -146,5 +147,11 @@ std::string pointwise_expr(const Node& node, const std::vector<std::string>& ope
 }
 
 bool has_pointwise_expr(const std::string& op) { return expr_table().count(op) != 0; }
+
+bool calls_vector_math(const std::string& op) {
+  static const std::set<std::string, std::less<>> ops = {"Exp",      "Log",  "Tanh", "Sigmoid", "Softplus",
+                                                         "Erf",      "Gelu", "Elu",  "Pow"};
+  return ops.count(op) != 0;
+}
 
 }  // namespace tilefuse::codegen

@@ -26,8 +26,8 @@ namespace {
 
 using tf_test::MathFn;
 
-// fn over n inputs, on vector lanes then a scalar tail, or on the scalar path only.
-using Evaluator = std::function<void(int fn, bool scalar_only, const float* x, float* y, int64_t n)>;
+// fn over n inputs on a tf_test::MathPath: packs, vectors or the scalar path, then a scalar tail.
+using Evaluator = std::function<void(int fn, int path, const float* x, float* y, int64_t n)>;
 
 struct FunctionSpec {
   MathFn fn;
@@ -57,6 +57,10 @@ double ulp_error(float got, double exact) {
   return std::fabs(double(got) - exact) / std::ldexp(1.0, exponent - 23);
 }
 
+bool same_result(float a, float b) {
+  return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b) || (std::isnan(a) && std::isnan(b));
+}
+
 std::vector<float> strided_bit_patterns(uint32_t stride) {
   std::vector<float> xs;
   for (uint64_t bits = 0; bits <= 0xffffffffu; bits += stride) xs.push_back(std::bit_cast<float>(uint32_t(bits)));
@@ -73,30 +77,31 @@ void expect_within_bound(const std::vector<NamedEvaluator>& evaluators) {
   static const std::vector<float> xs = strided_bit_patterns(2003);
   const int64_t n = int64_t(xs.size());
   for (const FunctionSpec& f : functions()) {
-    std::vector<std::vector<float>> vector_out, scalar_out;
+    std::vector<std::vector<float>> pack_out, vector_out, scalar_out;
     for (const NamedEvaluator& e : evaluators) {
-      vector_out.emplace_back(xs.size());
-      scalar_out.emplace_back(xs.size());
-      e.eval(f.fn, false, xs.data(), vector_out.back().data(), n);
-      e.eval(f.fn, true, xs.data(), scalar_out.back().data(), n);
+      for (auto* out : {&pack_out, &vector_out, &scalar_out}) out->emplace_back(xs.size());
+      e.eval(f.fn, tf_test::kPacks, xs.data(), pack_out.back().data(), n);
+      e.eval(f.fn, tf_test::kVectors, xs.data(), vector_out.back().data(), n);
+      e.eval(f.fn, tf_test::kScalar, xs.data(), scalar_out.back().data(), n);
     }
     std::vector<double> worst(evaluators.size(), 0.0);
     std::vector<float> worst_x(evaluators.size(), 0.0f);
-    std::vector<int64_t> scalar_differs(evaluators.size(), 0);
+    std::vector<int64_t> scalar_differs(evaluators.size(), 0), pack_differs(evaluators.size(), 0);
     for (int64_t i = 0; i < n; ++i) {
       const double exact = f.exact(double(xs[i]));
       for (size_t k = 0; k < evaluators.size(); ++k) {
-        const float v = vector_out[k][i], s = scalar_out[k][i];
+        const float v = vector_out[k][i], s = scalar_out[k][i], p = pack_out[k][i];
         const double e = ulp_error(v, exact);
         if (e > worst[k]) worst[k] = e, worst_x[k] = xs[i];
-        const bool same = std::bit_cast<uint32_t>(v) == std::bit_cast<uint32_t>(s) || (std::isnan(v) && std::isnan(s));
-        scalar_differs[k] += same ? 0 : 1;
+        scalar_differs[k] += same_result(v, s) ? 0 : 1;
+        pack_differs[k] += same_result(v, p) ? 0 : 1;
       }
     }
     for (size_t k = 0; k < evaluators.size(); ++k) {
       EXPECT_LE(worst[k], f.max_ulp) << evaluators[k].isa << ' ' << f.name << " at x = " << worst_x[k];
       EXPECT_EQ(scalar_differs[k], 0) << evaluators[k].isa << ' ' << f.name
                                       << ": the scalar tail must equal the vector lanes";
+      EXPECT_EQ(pack_differs[k], 0) << evaluators[k].isa << ' ' << f.name << ": packs must equal single vectors";
     }
   }
 }
@@ -105,20 +110,24 @@ void expect_within_bound(const std::vector<NamedEvaluator>& evaluators) {
 // infinities, NaN, saturation), within the ulp bound elsewhere.
 void expect_special_values(const Evaluator& eval, const std::string& isa) {
   constexpr float inf = std::numeric_limits<float>::infinity();
-  const std::vector<float> xs = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
-                                 std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min(),
-                                 std::numeric_limits<float>::min(), 0x1.fffffcp-127f, std::numeric_limits<float>::max(),
-                                 -std::numeric_limits<float>::max(), 88.72283f, 88.72284f, 89.0f, 1000.0f, -87.33655f,
-                                 -103.27893f, -103.97208f, -104.0f, -1000.0f, 1.0f, -1.0f, 1.25f, 0.625f, 3.92f, 4.0f,
-                                 9.0f, 20.0f, -20.0f, 1e-30f, -1e-30f};
+  const std::vector<float> specials = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
+                                       std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min(),
+                                       std::numeric_limits<float>::min(), 0x1.fffffcp-127f, std::numeric_limits<float>::max(),
+                                       -std::numeric_limits<float>::max(), 88.72283f, 88.72284f, 89.0f, 1000.0f, -87.33655f,
+                                       -103.27893f, -103.97208f, -104.0f, -1000.0f, 1.0f, -1.0f, 1.25f, 0.625f, 3.92f, 4.0f,
+                                       9.0f, 20.0f, -20.0f, 1e-30f, -1e-30f};
+  // Repeated so that every value lands in a pack, a single vector and the scalar tail.
+  std::vector<float> xs;
+  for (int copy = 0; copy < 5; ++copy) xs.insert(xs.end(), specials.begin(), specials.end());
   std::vector<float> out(xs.size());
   for (const FunctionSpec& f : functions()) {
-    for (bool scalar_only : {false, true}) {
-      eval(f.fn, scalar_only, xs.data(), out.data(), int64_t(xs.size()));
+    for (int path : {tf_test::kPacks, tf_test::kVectors, tf_test::kScalar}) {
+      eval(f.fn, path, xs.data(), out.data(), int64_t(xs.size()));
       for (size_t i = 0; i < xs.size(); ++i) {
         const double exact = f.exact(double(xs[i]));
         const float want = float(exact);
-        SCOPED_TRACE(isa + " " + f.name + (scalar_only ? " scalar" : " vector") + " x = " + std::to_string(xs[i]));
+        static const char* const kPathNames[] = {" packs", " vectors", " scalar"};
+        SCOPED_TRACE(isa + " " + f.name + kPathNames[path] + " x = " + std::to_string(xs[i]));
         EXPECT_LE(ulp_error(out[i], exact), f.max_ulp) << "got " << out[i] << ", want " << want;
         if (want == 0.0f || std::isinf(want) || std::fabs(want) == 1.0f) {
           EXPECT_EQ(out[i], want);
@@ -142,8 +151,8 @@ class HostProbe {
     dir_ = dir_pattern;
     const std::string source = dir_ + "/probe.cpp", library = dir_ + "/probe.so";
     std::ofstream(source) << "#include \"codegen/vector_math_eval.h\"\n"
-                             "extern \"C\" void tf_vmath_eval(int fn, bool scalar_only, const float* x, float* y,"
-                             " int64_t n) { tf_test::eval_math(fn, scalar_only, x, y, n); }\n";
+                             "extern \"C\" void tf_vmath_eval(int fn, int path, const float* x, float* y,"
+                             " int64_t n) { tf_test::eval_math(fn, path, x, y, n); }\n";
     const char* cxx = std::getenv("TILEFUSE_CXX");
     const std::string command = std::string(cxx != nullptr ? cxx : "c++") +
                                 " -std=c++20 -O3 -march=native -fPIC -shared -I" TILEFUSE_SOURCE_DIR "/src -I" TILEFUSE_SOURCE_DIR
@@ -159,11 +168,11 @@ class HostProbe {
   }
   Evaluator evaluator() const {
     if (eval_ == nullptr) return nullptr;
-    return [fn = eval_](int f, bool scalar_only, const float* x, float* y, int64_t n) { fn(f, scalar_only, x, y, n); };
+    return [fn = eval_](int f, int path, const float* x, float* y, int64_t n) { fn(f, path, x, y, n); };
   }
 
  private:
-  using EvalFn = void (*)(int, bool, const float*, float*, int64_t);
+  using EvalFn = void (*)(int, int, const float*, float*, int64_t);
   std::string dir_;
   void* handle_ = nullptr;
   EvalFn eval_ = nullptr;

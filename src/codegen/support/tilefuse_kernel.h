@@ -1,8 +1,10 @@
 // tilefuse_kernel.h: the one small header every generated kernel includes.
 //
-// Generated kernels write their loop bodies once, as generic lambdas over a value type V: `VF`
-// (a SIMD batch of floats, the host's widest vector via xsimd) in the main loop and plain
-// `float` in the tail. The helpers below are overloaded for both, so one body serves both.
+// Generated kernels write their loop bodies once, as generic lambdas over a value type V: `VP`
+// (a Pack of kPackVectors SIMD batches, tilefuse_pack.h) in the main loop of bodies that call
+// vector math, `VF` (one batch of floats, the host's widest vector via xsimd) for the other
+// bodies and the vectors left over, and plain `float` in the tail. The helpers below are
+// overloaded for all three, so one body serves all.
 // All arithmetic is f32; f16/bf16 tensors are converted at loads and stores only.
 #pragma once
 
@@ -22,9 +24,13 @@
 
 namespace tf {
 
-using VF = xsimd::batch<float>;
-using MF = xsimd::batch_bool<float>;
 constexpr int64_t kLanes = static_cast<int64_t>(VF::size);
+// Vectors per main-loop step: enough independent chains to fill both vector pipes while one
+// chain waits on its previous instruction (4-cycle FMA latency), few enough that a body's
+// values still fit the 32 vector registers. bench/README.md has the measurement.
+constexpr int kPackVectors = 4;
+using VP = PackF<kPackVectors>;
+using MP = PackM<kPackVectors>;
 
 // 16-bit float storage types; arithmetic never happens on them directly.
 struct f16 { uint16_t bits; };
@@ -67,7 +73,11 @@ inline void from_f32(float v, f16* p) {
 
 // ---- loads: contiguous, broadcast (one element for every lane) and strided ----
 template <typename V, typename T> inline V load(const T* p) {
-  if constexpr (std::is_same_v<V, float>) {
+  if constexpr (kIsPack<V>) {
+    V r;
+    unrolled<kPackVectors>([&](auto k) { r.v[k] = load<VF>(p + k * kLanes); });
+    return r;
+  } else if constexpr (std::is_same_v<V, float>) {
     return to_f32(*p);
   } else if constexpr (std::is_same_v<T, float>) {
     return VF::load_unaligned(p);
@@ -79,7 +89,11 @@ template <typename V, typename T> inline V load(const T* p) {
 }
 template <typename V, typename T> inline V load_bcast(const T* p) { return V(to_f32(*p)); }
 template <typename V, typename T> inline V load_strided(const T* p, int64_t stride) {
-  if constexpr (std::is_same_v<V, float>) {
+  if constexpr (kIsPack<V>) {
+    V r;
+    unrolled<kPackVectors>([&](auto k) { r.v[k] = load_strided<VF>(p + k * kLanes * stride, stride); });
+    return r;
+  } else if constexpr (std::is_same_v<V, float>) {
     return to_f32(*p);
   } else {
     alignas(64) float tmp[kLanes];
@@ -93,7 +107,11 @@ template <typename V, typename T> inline V load_strided(const T* p, int64_t stri
 // restarts them cold on every row and waits for memory; asking for the next row while working on
 // this one keeps the memory busy during the compute-only passes of a row.
 template <typename V, typename T> inline void prefetch(const T* p) {
-  if constexpr (!std::is_same_v<V, float>) __builtin_prefetch(p, 0, 3);
+  if constexpr (kIsPack<V>) {
+    unrolled<kPackVectors>([&](auto k) { __builtin_prefetch(p + k * kLanes, 0, 3); });
+  } else if constexpr (!std::is_same_v<V, float>) {
+    __builtin_prefetch(p, 0, 3);
+  }
 }
 
 // ---- stores ----
@@ -133,20 +151,34 @@ template <typename V> inline void stream_store(float* p, V v) {
 #endif
   v.store_aligned(p);
 }
+template <typename T> inline void store(T* p, const VP& v) {
+  unrolled<kPackVectors>([&](auto k) { tf::store(p + k * kLanes, v.v[k]); });
+}
+inline void store(bool* p, const MP& m) {
+  unrolled<kPackVectors>([&](auto k) { tf::store(p + k * kLanes, m.v[k]); });
+}
 inline void stream_fence() {
 #if defined(__SSE__)
   _mm_sfence();
 #endif
 }
-template <bool kStream, typename T, typename V> inline void store_output(T* p, V v) {
-  if constexpr (kStream && std::is_same_v<T, float> && std::is_same_v<V, VF>) {
-    if (stream_aligned(p)) return stream_store(p, v);
+template <bool kStream, typename T, typename V> inline void store_output(T* p, const V& v) {
+  if constexpr (kIsPack<V>) {
+    unrolled<kPackVectors>([&](auto k) { store_output<kStream>(p + k * kLanes, v.v[k]); });
+  } else {
+    if constexpr (kStream && std::is_same_v<T, float> && std::is_same_v<V, VF>) {
+      if (stream_aligned(p)) return stream_store(p, v);
+    }
+    tf::store(p, v);
   }
-  tf::store(p, v);
 }
 
 template <typename V> inline auto load_mask(const bool* p) {
-  if constexpr (std::is_same_v<V, float>) {
+  if constexpr (kIsPack<V>) {
+    MP r;
+    unrolled<kPackVectors>([&](auto k) { r.v[k] = load_mask<VF>(p + k * kLanes); });
+    return r;
+  } else if constexpr (std::is_same_v<V, float>) {
     return *p;
 #if defined(__AVX512F__)
   } else if constexpr (sizeof(VF) == 64) {
@@ -162,7 +194,9 @@ template <typename V> inline auto load_mask(const bool* p) {
 }
 
 template <typename V> inline auto mask_bcast(bool m) {
-  if constexpr (std::is_same_v<V, float>) {
+  if constexpr (kIsPack<V>) {
+    return MP(m);
+  } else if constexpr (std::is_same_v<V, float>) {
     return m;
   } else {
     return MF(m);
@@ -170,7 +204,11 @@ template <typename V> inline auto mask_bcast(bool m) {
 }
 template <typename V> inline auto load_mask_bcast(const bool* p) { return mask_bcast<V>(*p); }
 template <typename V> inline auto load_mask_strided(const bool* p, int64_t stride) {
-  if constexpr (std::is_same_v<V, float>) {
+  if constexpr (kIsPack<V>) {
+    MP r;
+    unrolled<kPackVectors>([&](auto k) { r.v[k] = load_mask_strided<VF>(p + k * kLanes * stride, stride); });
+    return r;
+  } else if constexpr (std::is_same_v<V, float>) {
     return *p;
   } else {
     alignas(64) float tmp[kLanes];
@@ -184,16 +222,27 @@ template <typename T> inline void store_strided(T* p, int64_t stride, VF v) {
   v.store_aligned(tmp);
   for (int64_t i = 0; i < kLanes; ++i) from_f32(tmp[i], p + i * stride);
 }
+template <typename T> inline void store_strided(T* p, int64_t stride, const VP& v) {
+  unrolled<kPackVectors>([&](auto k) { tf::store_strided(p + k * kLanes * stride, stride, v.v[k]); });
+}
 inline void store_strided(bool* p, int64_t stride, bool m) { *p = m; (void)stride; }
 inline void store_strided(bool* p, int64_t stride, MF m) {
   alignas(64) float tmp[kLanes];
   xsimd::select(m, VF(1.0f), VF(0.0f)).store_aligned(tmp);
   for (int64_t i = 0; i < kLanes; ++i) p[i * stride] = tmp[i] != 0.0f;
 }
+inline void store_strided(bool* p, int64_t stride, const MP& m) {
+  unrolled<kPackVectors>([&](auto k) { tf::store_strided(p + k * kLanes * stride, stride, m.v[k]); });
+}
 
 // ---- math, overloaded for float and VF ----
 // exp, log, tanh, sigmoid and erf come from tilefuse_vector_math.h.
 using xsimd::abs; using xsimd::ceil; using xsimd::floor; using xsimd::pow; using xsimd::sqrt;
+TF_INLINE VP abs(const VP& x) { return each([](VF v) { return xsimd::abs(v); }, x); }
+TF_INLINE VP ceil(const VP& x) { return each([](VF v) { return xsimd::ceil(v); }, x); }
+TF_INLINE VP floor(const VP& x) { return each([](VF v) { return xsimd::floor(v); }, x); }
+TF_INLINE VP sqrt(const VP& x) { return each([](VF v) { return xsimd::sqrt(v); }, x); }
+TF_INLINE VP pow(const VP& x, const VP& y) { return each([](VF a, VF b) { return xsimd::pow(a, b); }, x, y); }
 // Division by a value that is constant over a row (Softmax's sum, LayerNorm's deviation): a
 // multiplication by its reciprocal, taken once per row, is within 2 ulp of the quotient and far
 // cheaper than a vector division, which would bound the whole kernel. Where the reciprocal is
@@ -214,16 +263,24 @@ inline float max(float a, float b) { return (a != a || b != b) ? std::numeric_li
 inline float min(float a, float b) { return (a != a || b != b) ? std::numeric_limits<float>::quiet_NaN() : (a < b ? a : b); }
 inline VF max(VF a, VF b) { return xsimd::select(xsimd::isnan(a) || xsimd::isnan(b), a + b, xsimd::max(a, b)); }
 inline VF min(VF a, VF b) { return xsimd::select(xsimd::isnan(a) || xsimd::isnan(b), a + b, xsimd::min(a, b)); }
+TF_INLINE VP select(const MP& m, const VP& a, const VP& b) { return each([](MF k, VF x, VF y) { return select(k, x, y); }, m, a, b); }
+TF_INLINE VP max(const VP& a, const VP& b) { return each([](VF x, VF y) { return max(x, y); }, a, b); }
+TF_INLINE VP min(const VP& a, const VP& b) { return each([](VF x, VF y) { return min(x, y); }, a, b); }
 inline bool logical_not(bool m) { return !m; }
 inline MF logical_not(MF m) { return ~m; }
 inline bool logical_and(bool a, bool b) { return a && b; }
 inline MF logical_and(MF a, MF b) { return a && b; }
 inline bool logical_or(bool a, bool b) { return a || b; }
 inline MF logical_or(MF a, MF b) { return a || b; }
+TF_INLINE MP logical_not(const MP& m) { return ~m; }
+TF_INLINE MP logical_and(const MP& a, const MP& b) { return a && b; }
+TF_INLINE MP logical_or(const MP& a, const MP& b) { return a || b; }
 template <typename M, typename V> inline V mask_to_float(M m) { return select(m, V(1.0f), V(0.0f)); }
 // Rounds to the precision of a 16-bit type (a Cast to f16/bf16 inside a kernel).
 template <typename T, typename V> inline V round_to(V v) {
-  if constexpr (std::is_same_v<V, float>) {
+  if constexpr (kIsPack<V>) {
+    return each([](VF x) { return round_to<T>(x); }, v);
+  } else if constexpr (std::is_same_v<V, float>) {
     T t; from_f32(v, &t); return to_f32(t);
   } else {
     alignas(64) float tmp[kLanes];
@@ -239,7 +296,9 @@ struct SumAcc {
   VF lanes = VF(0.0f);
   int64_t pending = 0;
   double total = 0.0;
-  void add(VF v) { lanes += v; if (++pending == 64) fold(); }
+  void add(VF v) { add_vectors(v, 1); }
+  void add(const VP& v) { add_vectors(tf::fold([](VF a, VF b) { return a + b; }, v), kPackVectors); }
+  void add_vectors(VF sum, int64_t count) { lanes += sum; pending += count; if (pending >= 64) fold(); }
   void add(float v) { total += v; }
   void fold() { total += xsimd::hadd(lanes); lanes = VF(0.0f); pending = 0; }
   float result() { fold(); return float(total); }
@@ -248,6 +307,7 @@ struct ProdAcc {
   VF lanes = VF(1.0f);
   double total = 1.0;
   void add(VF v) { lanes *= v; }
+  void add(const VP& v) { add(tf::fold([](VF a, VF b) { return a * b; }, v)); }
   void add(float v) { total *= v; }
   float result() {
     alignas(64) float t[kLanes]; lanes.store_aligned(t);
@@ -255,15 +315,32 @@ struct ProdAcc {
     return float(total);
   }
 };
+// Lanes where a or b is NaN: one unordered compare on AVX-512.
+inline MF either_nan(VF a, VF b) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(VF) == 64) return MF(_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q));
+#endif
+  return xsimd::isnan(a) || xsimd::isnan(b);
+}
+// Max/min with NaN propagation (the reference's semantics): NaN is tracked in a mask of its own,
+// so each vector costs a plain max/min and a compare rather than a NaN-aware select.
 template <bool kMax> struct ExtremumAcc {
-  VF lanes = VF(kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity());
-  float scalar = kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
-  void add(VF v) { lanes = kMax ? tf::max(lanes, v) : tf::min(lanes, v); }
+  static constexpr float kStart = kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  VF lanes = VF(kStart);
+  MF nan = MF(false);  // lanes that have seen a NaN
+  float scalar = kStart;
+  static VF pick(VF a, VF b) { return kMax ? xsimd::max(a, b) : xsimd::min(a, b); }
+  void add(VF v) { nan = nan || either_nan(v, v); lanes = pick(lanes, v); }
+  void add(const VP& v) {
+    unrolled<kPackVectors / 2>([&](auto k) { nan = nan || either_nan(v.v[2 * k], v.v[2 * k + 1]); });
+    lanes = pick(lanes, tf::fold(pick, v));
+  }
   void add(float v) { scalar = kMax ? tf::max(scalar, v) : tf::min(scalar, v); }
   float result() const {
+    if (xsimd::any(nan) || scalar != scalar) return std::numeric_limits<float>::quiet_NaN();
     alignas(64) float t[kLanes]; lanes.store_aligned(t);
     float r = scalar;
-    for (float x : t) r = kMax ? tf::max(r, x) : tf::min(r, x);
+    for (float x : t) r = kMax ? std::max(r, x) : std::min(r, x);
     return r;
   }
 };
@@ -275,6 +352,14 @@ template <typename Body> inline void for_lanes(int64_t n, Body&& body) {
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) body(VF(), i);
   for (; i < n; ++i) body(0.0f, i);
+}
+// The same with packs of kPackVectors vectors first, for bodies that are long dependency chains
+// (vector math); the code generator chooses. Short bodies gain nothing from packs, and every
+// body instantiated for packs too costs compile time.
+template <typename Body> inline void for_lanes_packed(int64_t n, Body&& body) {
+  int64_t i = 0;
+  for (; i + kPackVectors * kLanes <= n; i += kPackVectors * kLanes) body(VP(), i);
+  for_lanes(n - i, [&](auto lane_tag, int64_t lane) { body(lane_tag, i + lane); });
 }
 
 }  // namespace tf

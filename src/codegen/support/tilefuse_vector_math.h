@@ -3,10 +3,10 @@
 // In place of xsimd 8.1's versions: its avx512f backend has no fma kernel (every a*b+c of its
 // polynomials is two rounded instructions), its erf divides and evaluates exp on every lane, and
 // its tanh and sigmoid divide (vdivps). These are polynomial versions written once over a value
-// type V: `float` or any `xsimd::batch<float, A>` (SSE, AVX2, AVX-512), built from a handful of
-// primitives (`fmadd`, `pick`, bit casts, `fast_reciprocal`) that give the same result for a
-// scalar as for a vector lane on the same build, so a kernel's scalar tail agrees with its
-// vector body. Branches: exp's rare pass for subnormal results, tanh's all-lanes-small shortcut.
+// type V: `float`, any `xsimd::batch<float, A>` (SSE, AVX2, AVX-512) or a Pack of batches
+// (tilefuse_pack.h), built from a handful of primitives (`fmadd`, `pick`, bit casts,
+// `fast_reciprocal`) that give the same result for a scalar as for a vector lane on the same
+// build, so a kernel's scalar tail agrees with its vector body. Branches: exp's rare pass for subnormal results, tanh's all-lanes-small shortcut.
 //
 // Accuracy, versus the correctly rounded result, checked on dense sweeps of all finite floats
 // by tests/codegen/vector_math_test.cpp: exp, log <= 2 ulp; tanh, sigmoid, erf <= 3 ulp. Special
@@ -27,6 +27,8 @@
 #include <immintrin.h>
 #endif
 
+#include "tilefuse_pack.h"
+
 namespace tf {
 
 // The value types the math below accepts, with the integer type of the same lanes.
@@ -36,6 +38,9 @@ template <> struct Lanes<float> {
 };
 template <typename A> struct Lanes<xsimd::batch<float, A>> {
   using I = xsimd::batch<int32_t, A>;
+};
+template <int N> struct Lanes<PackF<N>> {
+  using I = PackI<N>;
 };
 template <typename V> concept FloatLanes = requires { typename Lanes<V>::I; };
 
@@ -109,7 +114,7 @@ template <typename A> inline xsimd::batch<float, A> with_sign_of(xsimd::batch<fl
 }
 
 // One Newton step takes a 14-bit reciprocal estimate to within about 1 ulp.
-template <typename V> inline V refine_reciprocal(V d, V r) { return fmadd(r, fmadd(-d, r, V(1.0f)), r); }
+template <typename V> TF_INLINE V refine_reciprocal(V d, V r) { return fmadd(r, fmadd(-d, r, V(1.0f)), r); }
 
 // 1 / d for d whose reciprocal is a normal float (here always d in [1, 2]): on AVX-512 the
 // rcp14 estimate plus a Newton step, a quarter of the cost of vdivps and within ~1 ulp; other
@@ -132,7 +137,7 @@ template <typename A> inline xsimd::batch<float, A> fast_reciprocal(xsimd::batch
 
 // y * 2^n for an integral n in [-150, 128] held as a float (t's low bits hold it as an integer,
 // see exp): one rounding, so subnormal results and overflow to inf come out right.
-template <typename V> inline V scale_by_pow2(V y, V n, V t) {
+template <typename V> TF_INLINE V scale_by_pow2(V y, V n, V t) {
 #if defined(__AVX512F__)
   if constexpr (sizeof(V) == 64) return V(_mm512_scalef_ps(y, n));
 #endif
@@ -144,9 +149,38 @@ template <typename V> inline V scale_by_pow2(V y, V n, V t) {
   return y * from_bits((k1 + I(127)) << 23) * from_bits((k2 + I(127)) << 23);
 }
 
+// ---- the same primitives on packs: each vector as above ----
+template <int N> TF_INLINE PackF<N> fmadd(const PackF<N>& a, const PackF<N>& b, const PackF<N>& c) {
+  return each([](VF x, VF y, VF z) { return fmadd(x, y, z); }, a, b, c);
+}
+template <int N> TF_INLINE PackF<N> pick(const PackM<N>& m, const PackF<N>& a, const PackF<N>& b) {
+  return each([](MF k, VF x, VF y) { return pick(k, x, y); }, m, a, b);
+}
+template <int N> TF_INLINE PackF<N> at_least(const PackF<N>& x, float lo) {
+  return each([lo](VF v) { return at_least(v, lo); }, x);
+}
+template <int N> TF_INLINE PackF<N> at_most(const PackF<N>& x, float hi) {
+  return each([hi](VF v) { return at_most(v, hi); }, x);
+}
+template <int N> TF_INLINE bool any_lane(const PackM<N>& m) { return any_lane(fold([](MF a, MF b) { return a || b; }, m)); }
+template <int N> TF_INLINE bool all_lanes(const PackM<N>& m) { return all_lanes(fold([](MF a, MF b) { return a && b; }, m)); }
+template <int N> TF_INLINE PackI<N> as_bits(const PackF<N>& x) { return each([](VF v) { return as_bits(v); }, x); }
+template <int N> TF_INLINE PackF<N> from_bits(const PackI<N>& i) { return each([](VI v) { return from_bits(v); }, i); }
+template <int N> TF_INLINE PackF<N> to_float(const PackI<N>& i) { return each([](VI v) { return to_float(v); }, i); }
+template <int N> TF_INLINE PackF<N> magnitude(const PackF<N>& x) { return each([](VF v) { return magnitude(v); }, x); }
+template <int N> TF_INLINE PackF<N> with_sign_of(const PackF<N>& mag, const PackF<N>& s) {
+  return each([](VF m, VF v) { return with_sign_of(m, v); }, mag, s);
+}
+template <int N> TF_INLINE PackF<N> fast_reciprocal(const PackF<N>& d) {
+  return each([](VF v) { return fast_reciprocal(v); }, d);
+}
+template <int N> TF_INLINE PackF<N> scale_by_pow2(const PackF<N>& y, const PackF<N>& n, const PackF<N>& t) {
+  return each([](VF a, VF b, VF c) { return scale_by_pow2(a, b, c); }, y, n, t);
+}
+
 // e^x for x in [-104, 89] or NaN. Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2; e^r by
 // Cephes' expf polynomial; 2^n applied with one rounding.
-template <typename V> inline V exp_in_range(V x) {
+template <typename V> TF_INLINE V exp_in_range(V x) {
   // Adding 1.5 * 2^23 rounds x log2(e) to an integer n, left in t's low mantissa bits too.
   const V t = fmadd(x, V(1.44269504088896341f), V(0x1.8p23f));
   const V n = t - V(0x1.8p23f);
@@ -169,7 +203,7 @@ template <typename V> inline V exp_in_range(V x) {
 // masked softmax exponentiates -inf in most vectors. So those lanes are set to 0 by a select,
 // and only a vector that has a lane with a subnormal result (x in [-104, -87.34), rare in
 // practice) computes it, exactly, on a second pass.
-template <FloatLanes V> inline V exp(V x) {
+template <FloatLanes V> TF_INLINE V exp(V x) {
   using namespace vmath;
   constexpr float kNormalFrom = -87.33654f;  // e^x >= FLT_MIN from here on
   V r = exp_in_range(at_most(at_least(x, kNormalFrom), 89.0f));  // e^89 overflows to inf
@@ -181,7 +215,7 @@ template <FloatLanes V> inline V exp(V x) {
 }
 
 // ln x. x = m 2^k with m in [sqrt(1/2), sqrt(2)); ln(m) by Cephes' logf polynomial in f = m - 1.
-template <FloatLanes V> inline V log(V x) {
+template <FloatLanes V> TF_INLINE V log(V x) {
   using namespace vmath;
   using I = typename Lanes<V>::I;
   // Subnormals are scaled into the normal range so the exponent/mantissa split holds.
@@ -213,7 +247,7 @@ template <FloatLanes V> inline V log(V x) {
 // (1 - e) / (1 + e) with e = e^(-2|x|) <= 0.29 above, which cannot overflow. A vector whose
 // lanes are all small skips the second form: activations often are (the elementwise chain's
 // tanh arguments all are), and the branch is then always taken and costs nothing.
-template <FloatLanes V> inline V tanh(V x) {
+template <FloatLanes V> TF_INLINE V tanh(V x) {
   using namespace vmath;
   const V z = x * x;
   V p = V(-5.70498872745e-3f);
@@ -234,7 +268,7 @@ template <FloatLanes V> inline V tanh(V x) {
 
 // 1 / (1 + e^-x), from e = e^-|x| <= 1 on both sides (as the reference computes it), so
 // nothing overflows and tiny results for very negative x keep their precision.
-template <FloatLanes V> inline V sigmoid(V x) {
+template <FloatLanes V> TF_INLINE V sigmoid(V x) {
   using namespace vmath;
   const V e = tf::exp(-magnitude(x));
   const V s = fast_reciprocal(V(1.0f) + e);
@@ -245,7 +279,7 @@ template <FloatLanes V> inline V sigmoid(V x) {
 // never overflows and tiny results for very negative x keep their precision. log1p(e) is
 // log(u) * e / (u - 1) with u = 1 + e (exact to a few ulp even where u rounds; Goldberg), and e
 // itself where u rounds to 1.
-template <FloatLanes V> inline V softplus(V x) {
+template <FloatLanes V> TF_INLINE V softplus(V x) {
   using namespace vmath;
   const V e = tf::exp(-magnitude(x));
   const V u = V(1.0f) + e;
@@ -257,7 +291,7 @@ template <FloatLanes V> inline V softplus(V x) {
 // erf x: x + x P(x^2) below |x| = 1.25; above, a polynomial in |x| - 2.625 fitted to erf on
 // [1.25, 4], and 1 where erf rounds to 1. Both are near-minimax fits (iterated
 // weighted least squares, float-rounded coefficients); no exp and no division.
-template <FloatLanes V> inline V erf(V x) {
+template <FloatLanes V> TF_INLINE V erf(V x) {
   using namespace vmath;
   const V z = x * x;
   V p = V(6.203354860e-05f);
