@@ -499,7 +499,7 @@ class KernelEmitter {
 
   bool pass_calls_vector_math(int p) const {
     return std::any_of(k_.nodes.begin(), k_.nodes.end(),
-                       [&](const Node* n) { return in_pass(*n, p) && calls_vector_math(n->op); });
+                       [&](const Node* n) { return in_pass(*n, p) && calls_vector_math(*n); });
   }
 
   bool in_pass(const Node& n, int p) const {

@@ -25,14 +25,20 @@ struct ExprContext {
 
 // Pow with a constant scalar exponent gets exact, cheap forms for the common cases (x^2 in a
 // decomposed LayerNorm); everything else goes through tf::pow.
+bool has_cheap_pow_form(const Node& pow) {
+  const Value* e = pow.input(1);
+  if (!e->constant || e->constant->numel() != 1) return false;
+  const double p = e->constant->get_f64(0);
+  return p == 1.0 || p == 2.0 || p == 3.0 || p == 0.5;
+}
+
 std::string pow_expr(const ExprContext& c) {
-  const Value* e = c.node.input(1);
-  if (e->constant && e->constant->numel() == 1) {
-    double p = e->constant->get_f64(0);
+  if (has_cheap_pow_form(c.node)) {
+    const double p = c.node.input(1)->constant->get_f64(0);
     if (p == 1.0) return c.x[0];
     if (p == 2.0) return "(" + c.x[0] + " * " + c.x[0] + ")";
     if (p == 3.0) return "(" + c.x[0] + " * " + c.x[0] + " * " + c.x[0] + ")";
-    if (p == 0.5) return c.call("sqrt", c.x[0]);
+    return c.call("sqrt", c.x[0]);
   }
   return "tf::pow(" + c.x[0] + ", " + c.x[1] + ")";
 }
@@ -148,10 +154,9 @@ std::string pointwise_expr(const Node& node, const std::vector<std::string>& ope
 
 bool has_pointwise_expr(const std::string& op) { return expr_table().count(op) != 0; }
 
-bool calls_vector_math(const std::string& op) {
-  static const std::set<std::string, std::less<>> ops = {"Exp",      "Log",  "Tanh", "Sigmoid", "Softplus",
-                                                         "Erf",      "Gelu", "Elu",  "Pow"};
-  return ops.count(op) != 0;
+bool calls_vector_math(const Node& node) {
+  static const std::set<std::string, std::less<>> ops = {"Exp", "Log", "Tanh", "Sigmoid", "Softplus", "Erf", "Gelu", "Elu"};
+  return ops.count(node.op) != 0 || (node.op == "Pow" && !has_cheap_pow_form(node));
 }
 
 }  // namespace tilefuse::codegen

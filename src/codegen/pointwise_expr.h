@@ -19,6 +19,6 @@ bool has_pointwise_expr(const std::string& op);
 
 // Whether the op's expression calls vector math (exp, log, tanh, sigmoid, softplus, erf, pow):
 // a long chain of dependent instructions, which kernels interleave over packs of vectors.
-bool calls_vector_math(const std::string& op);
+bool calls_vector_math(const Node& node);
 
 }  // namespace tilefuse::codegen
