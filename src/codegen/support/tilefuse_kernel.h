@@ -338,6 +338,13 @@ template <bool kMax> struct ExtremumAcc {
   void add(float v) { scalar = kMax ? tf::max(scalar, v) : tf::min(scalar, v); }
   float result() const {
     if (xsimd::any(nan) || scalar != scalar) return std::numeric_limits<float>::quiet_NaN();
+    // A row's next pass waits for this value: a tree over the lanes, not a chain of 16 steps.
+#if defined(__AVX512F__)
+    if constexpr (sizeof(VF) == 64) {
+      const float r = kMax ? _mm512_reduce_max_ps(lanes) : _mm512_reduce_min_ps(lanes);
+      return kMax ? std::max(r, scalar) : std::min(r, scalar);
+    }
+#endif
     alignas(64) float t[kLanes]; lanes.store_aligned(t);
     float r = scalar;
     for (float x : t) r = kMax ? std::max(r, x) : std::min(r, x);
