@@ -108,7 +108,8 @@ template <typename V, typename T> inline V load_strided(const T* p, int64_t stri
 // this one keeps the memory busy during the compute-only passes of a row.
 template <typename V, typename T> inline void prefetch(const T* p) {
   if constexpr (kIsPack<V>) {
-    unrolled<kPackVectors>([&](auto k) { __builtin_prefetch(p + k * kLanes, 0, 3); });
+    // A plain loop: GCC 12 drops a __builtin_prefetch written in a generic lambda in a template.
+    for (int k = 0; k < kPackVectors; ++k) __builtin_prefetch(p + k * kLanes, 0, 3);
   } else if constexpr (!std::is_same_v<V, float>) {
     __builtin_prefetch(p, 0, 3);
   }
@@ -238,11 +239,15 @@ inline void store_strided(bool* p, int64_t stride, const MP& m) {
 // ---- math, overloaded for float and VF ----
 // exp, log, tanh, sigmoid and erf come from tilefuse_vector_math.h.
 using xsimd::abs; using xsimd::ceil; using xsimd::floor; using xsimd::pow; using xsimd::sqrt;
-TF_INLINE VP abs(const VP& x) { return each([](VF v) { return xsimd::abs(v); }, x); }
-TF_INLINE VP ceil(const VP& x) { return each([](VF v) { return xsimd::ceil(v); }, x); }
-TF_INLINE VP floor(const VP& x) { return each([](VF v) { return xsimd::floor(v); }, x); }
-TF_INLINE VP sqrt(const VP& x) { return each([](VF v) { return xsimd::sqrt(v); }, x); }
-TF_INLINE VP pow(const VP& x, const VP& y) { return each([](VF a, VF b) { return xsimd::pow(a, b); }, x, y); }
+// Templates, so that only the functions a kernel uses are instantiated (xsimd 8.1's pow does not
+// compile for AVX-512 at -O0).
+template <int N> TF_INLINE PackF<N> abs(const PackF<N>& x) { return each([](VF v) { return xsimd::abs(v); }, x); }
+template <int N> TF_INLINE PackF<N> ceil(const PackF<N>& x) { return each([](VF v) { return xsimd::ceil(v); }, x); }
+template <int N> TF_INLINE PackF<N> floor(const PackF<N>& x) { return each([](VF v) { return xsimd::floor(v); }, x); }
+template <int N> TF_INLINE PackF<N> sqrt(const PackF<N>& x) { return each([](VF v) { return xsimd::sqrt(v); }, x); }
+template <int N> TF_INLINE PackF<N> pow(const PackF<N>& x, const PackF<N>& y) {
+  return each([](VF a, VF b) { return xsimd::pow(a, b); }, x, y);
+}
 // Division by a value that is constant over a row (Softmax's sum, LayerNorm's deviation): a
 // multiplication by its reciprocal, taken once per row, is within 2 ulp of the quotient and far
 // cheaper than a vector division, which would bound the whole kernel. Where the reciprocal is
