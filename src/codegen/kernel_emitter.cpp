@@ -371,8 +371,8 @@ class KernelEmitter {
   }
 
   // The inner loop nest of one pass: plain loops over all inner axes but the last, which is
-  // walked with tf::for_lanes (SIMD main part, scalar tail), or tf::for_lanes_packed where the
-  // pass calls vector math.
+  // walked with tf::for_lanes_packed (packs, then vectors, then a scalar tail), or with
+  // tf::for_lanes (no packs) where rows are too short for one.
   void emit_pass(int p) {
     w_.line(fmt::format("// pass {}", p));
     for (const Node* n : k_.nodes) {
@@ -392,7 +392,7 @@ class KernelEmitter {
       w_.open(fmt::format("for (int64_t j{0} = 0; j{0} < {1}; ++j{0}) {{", a, cpp_int_expr(nest_.inner[a].extent)));
     }
     w_.open(fmt::format("tf::{}(c_end - c_begin, [&](auto lane_tag, int64_t lane) {{",
-                        pass_calls_vector_math(p) ? "for_lanes_packed" : "for_lanes"));
+                        rows_can_hold_a_pack() ? "for_lanes_packed" : "for_lanes"));
     w_.line("using V = decltype(lane_tag);");
     w_.line("const int64_t i = c_begin + lane;");
     loaded_.clear();
@@ -497,9 +497,14 @@ class KernelEmitter {
   }
   std::string row_divisor(const Node& n) { return var(n.outputs[0]) + "_divisor"; }
 
-  bool pass_calls_vector_math(int p) const {
-    return std::any_of(k_.nodes.begin(), k_.nodes.end(),
-                       [&](const Node* n) { return in_pass(*n, p) && calls_vector_math(*n); });
+  // Packs (4 vectors a step) interleave independent dependency chains, which pays for long
+  // bodies (vector math) and short ones alike (fewer loop steps, reductions as trees); but each
+  // instantiation costs compile time, so rows too short for the smallest pack (4 AVX2 vectors)
+  // are not compiled for packs. Symbolic rows may be long: they are.
+  bool rows_can_hold_a_pack() const {
+    constexpr int64_t kSmallestPackFloats = 4 * 8;
+    const std::optional<int64_t> row = nest_.inner.back().extent.const_value();
+    return !row || *row >= kSmallestPackFloats;
   }
 
   bool in_pass(const Node& n, int p) const {

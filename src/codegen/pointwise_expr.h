@@ -17,8 +17,4 @@ std::string pointwise_expr(const Node& node, const std::vector<std::string>& ope
 // Whether pointwise_expr knows the op (tests check it covers fusion's kernel op set).
 bool has_pointwise_expr(const std::string& op);
 
-// Whether the op's expression calls vector math (exp, log, tanh, sigmoid, softplus, erf, pow):
-// a long chain of dependent instructions, which kernels interleave over packs of vectors.
-bool calls_vector_math(const Node& node);
-
 }  // namespace tilefuse::codegen

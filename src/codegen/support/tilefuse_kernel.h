@@ -1,9 +1,9 @@
 // tilefuse_kernel.h: the one small header every generated kernel includes.
 //
 // Generated kernels write their loop bodies once, as generic lambdas over a value type V: `VP`
-// (a Pack of kPackVectors SIMD batches, tilefuse_pack.h) in the main loop of bodies that call
-// vector math, `VF` (one batch of floats, the host's widest vector via xsimd) for the other
-// bodies and the vectors left over, and plain `float` in the tail. The helpers below are
+// (a Pack of kPackVectors SIMD batches, tilefuse_pack.h) in the main loop, `VF` (one batch of
+// floats, the host's widest vector via xsimd) for the vectors left over (and rows too short for
+// a pack), and plain `float` in the tail. The helpers below are
 // overloaded for all three, so one body serves all.
 // All arithmetic is f32; f16/bf16 tensors are converted at loads and stores only.
 #pragma once
@@ -365,9 +365,8 @@ template <typename Body> inline void for_lanes(int64_t n, Body&& body) {
   for (; i + kLanes <= n; i += kLanes) body(VF(), i);
   for (; i < n; ++i) body(0.0f, i);
 }
-// The same with packs of kPackVectors vectors first, for bodies that are long dependency chains
-// (vector math); the code generator chooses. Short bodies gain nothing from packs, and every
-// body instantiated for packs too costs compile time.
+// The same with packs of kPackVectors vectors first: what generated kernels use wherever a row
+// can hold a pack.
 template <typename Body> inline void for_lanes_packed(int64_t n, Body&& body) {
   int64_t i = 0;
   for (; i + kPackVectors * kLanes <= n; i += kPackVectors * kLanes) body(VP(), i);
