@@ -6,12 +6,14 @@
 //
 //   g++ -std=c++20 -O2 bench/kernel_ab.cpp -o build/kernel_ab
 //   c++ -std=c++20 -O3 -march=native -fno-math-errno -fPIC -shared -I <cache>/include/<fp> A.cpp -o A.so
-//   build/kernel_ab 33554432,4096,1,1,1,33554432 ./A.so ./B.so
+//   build/kernel_ab 33554432,4096,1,1,1,33554432 ./A.so ./B.so      (bias+GELU's 6 buffers)
 //
-// The first argument lists the kernel's buffers in order, in 4-byte elements (the sizes in the
-// kernel's header comment; a bool buffer of n elements needs n / 4 rounded up). Every buffer is
-// filled with uniform floats in [-1, 1). Prints min and median ms over 13 interleaved rounds.
+// The first argument lists the kernel's buffers in order: a number is that many floats, filled
+// with uniform values in [-1, 1); a number with a `b` suffix is that many bools, random 0 or 1
+// (a mask). Buffers of 4 MiB or more get transparent huge pages, as tilefuse's tensors do.
+// Prints min and median ms over 13 interleaved rounds.
 #include <dlfcn.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <barrier>
@@ -43,9 +45,16 @@ std::vector<void*> random_buffers(const std::string& sizes) {
   std::vector<void*> buffers;
   std::stringstream list(sizes);
   for (std::string item; std::getline(list, item, ',');) {
-    const size_t n = std::stoul(item);
-    auto* p = static_cast<float*>(std::aligned_alloc(64, (n * 4 + 63) / 64 * 64));
-    for (size_t i = 0; i < n; ++i) p[i] = uniform(rng);
+    const bool mask = item.back() == 'b';
+    const size_t n = std::stoul(item), bytes = std::max<size_t>(64, mask ? n : 4 * n);
+    constexpr size_t kHugePage = size_t{2} << 20;
+    void* p = nullptr;
+    if (posix_memalign(&p, bytes >= 2 * kHugePage ? kHugePage : 64, bytes) != 0) std::abort();
+    if (bytes >= 2 * kHugePage) madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
+    for (size_t i = 0; i < n; ++i) {
+      if (mask) static_cast<bool*>(p)[i] = uniform(rng) > 0.0f;
+      else static_cast<float*>(p)[i] = uniform(rng);
+    }
     buffers.push_back(p);
   }
   return buffers;

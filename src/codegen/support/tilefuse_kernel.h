@@ -3,8 +3,8 @@
 // Generated kernels write their loop bodies once, as generic lambdas over a value type V: `VP`
 // (a Pack of kPackVectors SIMD batches, tilefuse_pack.h) in the main loop, `VF` (one batch of
 // floats, the host's widest vector via xsimd) for the vectors left over (and rows too short for
-// a pack), and plain `float` in the tail. The helpers below are
-// overloaded for all three, so one body serves all.
+// a pack), and plain `float` in the tail. The helpers below are overloaded for all three, so
+// one body serves all.
 // All arithmetic is f32; f16/bf16 tensors are converted at loads and stores only.
 #pragma once
 
@@ -29,6 +29,7 @@ constexpr int64_t kLanes = static_cast<int64_t>(VF::size);
 // chain waits on its previous instruction (4-cycle FMA latency), few enough that a body's
 // values still fit the 32 vector registers. bench/README.md has the measurement.
 constexpr int kPackVectors = 4;
+static_assert(kPackVectors % 2 == 0, "ExtremumAcc checks a pack's vectors for NaN in pairs");
 using VP = PackF<kPackVectors>;
 using MP = PackM<kPackVectors>;
 

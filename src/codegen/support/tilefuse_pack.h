@@ -78,7 +78,7 @@ template <typename F, typename B, int N, typename... Rest> TF_INLINE auto each(F
   return each_at(f, std::make_integer_sequence<int, N>(), a, rest...);
 }
 
-// A binary operator on two packs of the same vectors, and on a pack and a shift count.
+// Binary operators on two packs of the same vectors; shifts by a count.
 #define TF_PACK_BINARY(op)                                                                      \
   template <typename B, int N> TF_INLINE auto operator op(const Pack<B, N>& a, const Pack<B, N>& b) { \
     return each([](const B& x, const B& y) { return x op y; }, a, b);                            \
@@ -88,8 +88,6 @@ TF_PACK_BINARY(-)
 TF_PACK_BINARY(*)
 TF_PACK_BINARY(/)
 TF_PACK_BINARY(&)
-TF_PACK_BINARY(|)
-TF_PACK_BINARY(^)
 TF_PACK_BINARY(==)
 TF_PACK_BINARY(!=)
 TF_PACK_BINARY(<)
@@ -112,10 +110,6 @@ template <typename B, int N> TF_INLINE Pack<B, N> operator-(const Pack<B, N>& a)
 template <int N> TF_INLINE PackM<N> operator~(const PackM<N>& a) {
   return each([](const MF& x) { return ~x; }, a);
 }
-template <int N> TF_INLINE PackM<N> operator!(const PackM<N>& a) { return ~a; }
-
-template <typename B, int N> TF_INLINE Pack<B, N>& operator+=(Pack<B, N>& a, const Pack<B, N>& b) { return a = a + b; }
-template <typename B, int N> TF_INLINE Pack<B, N>& operator*=(Pack<B, N>& a, const Pack<B, N>& b) { return a = a * b; }
 
 // The N vectors of a pack folded into one by a binary f, as a balanced tree (short latency).
 template <typename F, typename B, int N> TF_INLINE B fold(F&& f, const Pack<B, N>& a) {
