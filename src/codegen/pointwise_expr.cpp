@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "codegen/cpp_names.h"
 #include "ir/error.h"
@@ -152,5 +153,10 @@ std::string pointwise_expr(const Node& node, const std::vector<std::string>& ope
 }
 
 bool has_pointwise_expr(const std::string& op) { return expr_table().count(op) != 0; }
+
+bool calls_vector_math(const Node& node) {
+  static const std::set<std::string, std::less<>> ops = {"Exp", "Log", "Tanh", "Sigmoid", "Softplus", "Erf", "Gelu", "Elu"};
+  return ops.count(node.op) != 0 || (node.op == "Pow" && !has_cheap_pow_form(node));
+}
 
 }  // namespace tilefuse::codegen

@@ -17,4 +17,8 @@ std::string pointwise_expr(const Node& node, const std::vector<std::string>& ope
 // Whether pointwise_expr knows the op (tests check it covers fusion's kernel op set).
 bool has_pointwise_expr(const std::string& op);
 
+// Whether the node's expression calls vector math (exp, log, tanh, sigmoid, softplus, erf, a
+// general pow): tens of instructions per vector, where plain arithmetic takes one.
+bool calls_vector_math(const Node& node);
+
 }  // namespace tilefuse::codegen

@@ -1,0 +1,75 @@
+// The code generator's placement decisions, read from the generated text: which loops run over
+// packs, and which pass carries the software prefetch of the next rows.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_emitter.h"
+#include "fusion/execution_plan.h"
+
+namespace tilefuse::codegen {
+namespace {
+
+// The single fused kernel of graph g (kept alive: kernels point into their graph).
+fusion::FusedKernel only_kernel(std::unique_ptr<Graph> g) {
+  static std::vector<std::unique_ptr<Graph>> graphs;
+  static std::vector<std::unique_ptr<fusion::ExecutionPlan>> plans;
+  g->infer_shapes();
+  plans.push_back(std::make_unique<fusion::ExecutionPlan>(fusion::plan_for_execution(*g, true)));
+  graphs.push_back(std::move(g));
+  for (const auto& step : plans.back()->plan.steps) {
+    if (step.kind == fusion::StepKind::Kernel) return step.kernel;
+  }
+  ADD_FAILURE() << "no kernel in the plan";
+  return {};
+}
+
+// softmax(x * 0.125) over rows of `cols`: three passes (max; exp and sum; divide).
+fusion::FusedKernel softmax_kernel(int64_t cols) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", DType::f32, {Dim(64), Dim(cols)});
+  Value* s = g->add_constant("s", Tensor::scalar_f32(0.125f));
+  Value* scaled = g->add_node("Mul", "mul", {x, s}, {"scaled"})->outputs[0];
+  g->add_output(g->add_node("Softmax", "softmax", {scaled}, {"y"})->outputs[0]);  // axis -1
+  return only_kernel(std::move(g));
+}
+
+std::string emit(const fusion::FusedKernel& k, int64_t prefetch_ahead) {
+  KernelTiling tiling;
+  tiling.units_per_block = 8;
+  tiling.prefetch_ahead = prefetch_ahead;
+  return emit_kernel(k, tiling, KernelVariant::Static).code;
+}
+
+// The text of pass p's loop (from its "// pass p" comment to the next pass or the end).
+std::string pass_text(const std::string& source, int p) {
+  const size_t begin = source.find("// pass " + std::to_string(p));
+  if (begin == std::string::npos) return "";
+  const size_t end = source.find("// pass " + std::to_string(p + 1), begin);
+  return source.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+TEST(KernelEmitter, PrefetchGoesIntoThePassWithTheMostArithmetic) {
+  const std::string source = emit(softmax_kernel(512), 512);
+  ASSERT_NE(pass_text(source, 2), "") << source;
+  EXPECT_EQ(pass_text(source, 0).find("tf::prefetch"), std::string::npos) << source;
+  EXPECT_NE(pass_text(source, 1).find("tf::prefetch<V>(b0_row + i + kPrefetchAhead);"), std::string::npos) << source;
+  EXPECT_EQ(pass_text(source, 2).find("tf::prefetch"), std::string::npos) << source;
+}
+
+TEST(KernelEmitter, NoPrefetchWhenTheTilingHasNone) {
+  EXPECT_EQ(emit(softmax_kernel(512), 0).find("tf::prefetch"), std::string::npos);
+}
+
+TEST(KernelEmitter, RowsThatHoldAPackLoopOverPacks) {
+  const std::string long_rows = emit(softmax_kernel(512), 0);
+  EXPECT_NE(long_rows.find("tf::for_lanes_packed("), std::string::npos);
+  const std::string short_rows = emit(softmax_kernel(20), 0);
+  EXPECT_EQ(short_rows.find("tf::for_lanes_packed("), std::string::npos);
+  EXPECT_NE(short_rows.find("tf::for_lanes("), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tilefuse::codegen
