@@ -32,8 +32,8 @@ def rows_for(mib, row_elements):
     return max(1, (mib << 20) // (4 * row_elements))
 
 
-def elementwise_chain(mib, rng):
-    batch = rows_for(mib, SEQ * HIDDEN)
+def chain_graph(rng):
+    """A graph holding the constants both chains broadcast (row, column and scalar operands)."""
     g = GraphBuilder()
     g.const("row_scale", rng.uniform(0.5, 1.5, HIDDEN).astype(np.float32))
     g.const("col_bias", rng.standard_normal((SEQ, 1), dtype=np.float32))
@@ -41,24 +41,28 @@ def elementwise_chain(mib, rng):
     g.const("col_div", rng.uniform(1.0, 2.0, (SEQ, 1)).astype(np.float32))
     g.const("half", np.float32(0.5))
     g.const("one", np.float32(1.0))
-    add_elementwise_chain(g)
+    return g
+
+
+def chain_model(g, name, batch):
+    """x f32[batch, SEQ, HIDDEN] and y f32[batch, 1, HIDDEN] in, "out" of x's shape out."""
     shape = [batch, SEQ, HIDDEN]
-    return g.model("elementwise_chain_large",
-                   [f32_info("x", shape), f32_info("y", [batch, 1, HIDDEN])],
+    return g.model(name, [f32_info("x", shape), f32_info("y", [batch, 1, HIDDEN])],
                    [f32_info("out", shape)], opset=13)
+
+
+def elementwise_chain(mib, rng):
+    batch = rows_for(mib, SEQ * HIDDEN)
+    g = chain_graph(rng)
+    add_elementwise_chain(g)
+    return chain_model(g, "elementwise_chain_large", batch)
 
 
 def elementwise_chain_arith(mib, rng):
     """The chain's shape and broadcasts with arithmetic only (no vector math): the memory-bound
     case, where fusion's gain is all in the traffic it saves."""
     batch = rows_for(mib, SEQ * HIDDEN)
-    g = GraphBuilder()
-    g.const("row_scale", rng.uniform(0.5, 1.5, HIDDEN).astype(np.float32))
-    g.const("col_bias", rng.standard_normal((SEQ, 1), dtype=np.float32))
-    g.const("row_floor", rng.uniform(-0.5, 0.0, (1, HIDDEN)).astype(np.float32))
-    g.const("col_div", rng.uniform(1.0, 2.0, (SEQ, 1)).astype(np.float32))
-    g.const("half", np.float32(0.5))
-    g.const("one", np.float32(1.0))
+    g = chain_graph(rng)
     t = g.op("Mul", ["x", "row_scale"], "t01_mul_row")
     t = g.op("Add", [t, "col_bias"], "t02_add_col")
     t = g.op("Relu", [t], "t03_relu")
@@ -71,10 +75,7 @@ def elementwise_chain_arith(mib, rng):
     t = g.op("Sub", ["one", t], "t10_sub_from_scalar")  # 1 + |...| / col_div >= 1
     t = g.op("Sqrt", [t], "t11_sqrt")
     g.op("Mul", [t, "y"], "out")
-    shape = [batch, SEQ, HIDDEN]
-    return g.model("elementwise_chain_arith_large",
-                   [f32_info("x", shape), f32_info("y", [batch, 1, HIDDEN])],
-                   [f32_info("out", shape)], opset=13)
+    return chain_model(g, "elementwise_chain_arith_large", batch)
 
 
 def bias_gelu(mib, rng):

@@ -2,7 +2,6 @@
 // exactly what its vectors give one at a time, and the compiler must keep what kernels ask of it.
 #include <bit>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "codegen/kernel_compiler.h"
 #include "codegen/support/tilefuse_kernel.h"
 
 namespace {
@@ -118,10 +118,7 @@ TEST(Pack, PrefetchOfAPackIsEmittedByTheKernelCompiler) {
   std::ofstream(source) << "#include \"codegen/support/tilefuse_kernel.h\"\n"
                            "template <typename T> void touch(const T* p) { tf::prefetch<tf::VP>(p); }\n"
                            "extern \"C\" void probe(const float* p) { touch(p); }\n";
-  const char* cxx = std::getenv("TILEFUSE_CXX");
-  const std::string command = std::string(cxx != nullptr ? cxx : "c++") +
-                              " -std=c++20 -O3 -march=native -S -I" TILEFUSE_SOURCE_DIR "/src -I" TILEFUSE_SOURCE_DIR
-                              "/include " + source + " -o " + assembly;
+  const std::string command = tf_test::kernel_compiler_command("-S " + source + " -o " + assembly);
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   std::stringstream text;
   text << std::ifstream(assembly).rdbuf();

@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include "codegen/kernel_compiler.h"
 #include "codegen/vector_math_eval.h"
 
 namespace {
@@ -140,8 +141,8 @@ void expect_special_values(const Evaluator& eval, const std::string& isa) {
 
 Evaluator own_isa() { return tf_test::eval_math; }
 
-// The probe: vector_math_eval.h compiled as generated kernels are (src/build/toolchain.cpp's
-// flags, the same TILEFUSE_CXX), loaded with dlopen; its evaluator is empty if that failed (the
+// The probe: vector_math_eval.h compiled as generated kernels are (kernel_compiler.h), loaded
+// with dlopen; its evaluator is empty if that failed (the
 // compiler's message is in the test's output).
 class HostProbe {
  public:
@@ -153,10 +154,7 @@ class HostProbe {
     std::ofstream(source) << "#include \"codegen/vector_math_eval.h\"\n"
                              "extern \"C\" void tf_vmath_eval(int fn, int path, const float* x, float* y,"
                              " int64_t n) { tf_test::eval_math(fn, path, x, y, n); }\n";
-    const char* cxx = std::getenv("TILEFUSE_CXX");
-    const std::string command = std::string(cxx != nullptr ? cxx : "c++") +
-                                " -std=c++20 -O3 -march=native -fPIC -shared -I" TILEFUSE_SOURCE_DIR "/src -I" TILEFUSE_SOURCE_DIR
-                                "/include -I" TILEFUSE_SOURCE_DIR "/tests " + source + " -o " + library;
+    const std::string command = tf_test::kernel_compiler_command("-fPIC -shared " + source + " -o " + library);
     if (std::system(command.c_str()) != 0) return;
     handle_ = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle_ != nullptr) eval_ = reinterpret_cast<EvalFn>(::dlsym(handle_, "tf_vmath_eval"));

@@ -178,6 +178,13 @@ template <int N> TF_INLINE PackF<N> scale_by_pow2(const PackF<N>& y, const PackF
   return each([](VF a, VF b, VF c) { return scale_by_pow2(a, b, c); }, y, n, t);
 }
 
+// c0 x^n + c1 x^(n-1) + ... + cn by Horner's rule, one FMA a step, highest coefficient first.
+template <typename V, typename... C> TF_INLINE V horner(V x, float c0, C... rest) {
+  V p = V(c0);
+  ((p = fmadd(p, x, V(rest))), ...);
+  return p;
+}
+
 // e^x for x in [-104, 89] or NaN. Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2; e^r by
 // Cephes' expf polynomial; 2^n applied with one rounding.
 template <typename V> TF_INLINE V exp_in_range(V x) {
@@ -186,12 +193,8 @@ template <typename V> TF_INLINE V exp_in_range(V x) {
   const V n = t - V(0x1.8p23f);
   V r = fmadd(n, V(-0.693359375f), x);  // ln2's high part has trailing zeros: n * it is exact
   r = fmadd(n, V(2.12194440e-4f), r);
-  V p = V(1.9875691500e-4f);
-  p = fmadd(p, r, V(1.3981999507e-3f));
-  p = fmadd(p, r, V(8.3334519073e-3f));
-  p = fmadd(p, r, V(4.1665795894e-2f));
-  p = fmadd(p, r, V(1.6666665459e-1f));
-  p = fmadd(p, r, V(5.0000001201e-1f));
+  const V p = horner(r, 1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
+                        1.6666665459e-1f, 5.0000001201e-1f);
   const V y = fmadd(p, r * r, r) + V(1.0f);
   return scale_by_pow2(y, n, t);
 }
@@ -225,15 +228,9 @@ template <FloatLanes V> TF_INLINE V log(V x) {
   const V k = to_float(j >> 23) - pick(subnormal, V(23.0f), V(0.0f));
   const V f = from_bits((j & I(0x007fffff)) + I(0x3f3504f3)) - V(1.0f);
   const V z = f * f;
-  V p = V(7.0376836292e-2f);
-  p = fmadd(p, f, V(-1.1514610310e-1f));
-  p = fmadd(p, f, V(1.1676998740e-1f));
-  p = fmadd(p, f, V(-1.2420140846e-1f));
-  p = fmadd(p, f, V(1.4249322787e-1f));
-  p = fmadd(p, f, V(-1.6668057665e-1f));
-  p = fmadd(p, f, V(2.0000714765e-1f));
-  p = fmadd(p, f, V(-2.4999993993e-1f));
-  p = fmadd(p, f, V(3.3333331174e-1f));
+  const V p = horner(f, 7.0376836292e-2f, -1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f,
+                        1.4249322787e-1f, -1.6668057665e-1f, 2.0000714765e-1f, -2.4999993993e-1f,
+                        3.3333331174e-1f);
   V y = fmadd(k, V(-2.12194440e-4f), p * f * z);  // ln2 split as in exp: k * 0.693359375 is exact
   y = fmadd(z, V(-0.5f), y);
   V r = fmadd(k, V(0.693359375f), f + y);
@@ -250,11 +247,8 @@ template <FloatLanes V> TF_INLINE V log(V x) {
 template <FloatLanes V> TF_INLINE V tanh(V x) {
   using namespace vmath;
   const V z = x * x;
-  V p = V(-5.70498872745e-3f);
-  p = fmadd(p, z, V(2.06390887954e-2f));
-  p = fmadd(p, z, V(-5.37397155531e-2f));
-  p = fmadd(p, z, V(1.33314422036e-1f));
-  p = fmadd(p, z, V(-3.33332819422e-1f));
+  const V p = horner(z, -5.70498872745e-3f, 2.06390887954e-2f, -5.37397155531e-2f, 1.33314422036e-1f,
+                        -3.33332819422e-1f);
   const V small = fmadd(p * z, x, x);
   const V a = magnitude(x);
   const auto is_small = a < V(0.625f);
@@ -294,33 +288,19 @@ template <FloatLanes V> TF_INLINE V softplus(V x) {
 template <FloatLanes V> TF_INLINE V erf(V x) {
   using namespace vmath;
   const V z = x * x;
-  V p = V(6.203354860e-05f);
-  p = fmadd(p, z, V(-7.426498923e-04f));
-  p = fmadd(p, z, V(5.110062659e-03f));
-  p = fmadd(p, z, V(-2.680496685e-02f));
-  p = fmadd(p, z, V(1.128219590e-01f));
-  p = fmadd(p, z, V(-3.761247993e-01f));
-  p = fmadd(p, z, V(1.283791363e-01f));
+  const V p = horner(z, 6.203354860e-05f, -7.426498923e-04f, 5.110062659e-03f, -2.680496685e-02f,
+                        1.128219590e-01f, -3.761247993e-01f, 1.283791363e-01f);
   const V small = fmadd(x, p, x);
 
   const V a = magnitude(x);
   const V u = a - V(2.625f);
-  V q = V(-7.520457075e-06f);
-  q = fmadd(q, u, V(7.904445738e-06f));
-  q = fmadd(q, u, V(7.321613521e-05f));
-  q = fmadd(q, u, V(-1.896673348e-04f));
-  q = fmadd(q, u, V(3.750296673e-05f));
-  q = fmadd(q, u, V(7.193413330e-04f));
-  q = fmadd(q, u, V(-2.249558456e-03f));
-  q = fmadd(q, u, V(4.197936039e-03f));
-  q = fmadd(q, u, V(-5.413231440e-03f));
-  q = fmadd(q, u, V(4.894915968e-03f));
-  q = fmadd(q, u, V(-3.013318405e-03f));
-  q = fmadd(q, u, V(1.147584757e-03f));
-  q = fmadd(q, u, V(9.997946024e-01f));
+  const V q = horner(u, -7.520457075e-06f, 7.904445738e-06f, 7.321613521e-05f, -1.896673348e-04f,
+                        3.750296673e-05f, 7.193413330e-04f, -2.249558456e-03f, 4.197936039e-03f,
+                        -5.413231440e-03f, 4.894915968e-03f, -3.013318405e-03f, 1.147584757e-03f,
+                        9.997946024e-01f);
   // erf(x) rounds to 1 from 3.9195 on; the comparisons keep NaN.
-  q = pick(q > V(1.0f) || a > V(3.9195f), V(1.0f), q);
-  return pick(a < V(1.25f), small, with_sign_of(q, x));
+  const V large = pick(q > V(1.0f) || a > V(3.9195f), V(1.0f), q);
+  return pick(a < V(1.25f), small, with_sign_of(large, x));
 }
 
 }  // namespace tf
