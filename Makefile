@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 MODEL ?= examples/models/mlp_block.onnx
 PY ?= /usr/bin/python3
 
-.PHONY: setup configure build run test node-tests fuzz clean models bench-peers
+.PHONY: setup configure build run test node-tests fuzz property-explore clean models bench-peers
 
 setup:
 	@bash scripts/setup.sh
@@ -28,6 +28,14 @@ test: build node-tests
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 	@grep -h '^conformance:' $(BUILD_DIR)/Testing/Temporary/LastTest.log || true
 
+# The property tests (random graphs, fused vs unfused vs reference) with a random seed and
+# PROPERTY_CASES cases per property instead of `make test`'s fixed seed; the seed is printed.
+PROPERTY_CASES ?= 5000
+property-explore: build
+	@seed=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' '); \
+	  echo "property tests with seed $$seed"; \
+	  RC_PARAMS="seed=$$seed max_success=$(PROPERTY_CASES)" TILEFUSE_LOG_LEVEL=warn $(BUILD_DIR)/property_tests
+
 # Regenerates examples/models/*.onnx and their expected outputs (committed).
 models: setup
 	@$(PY) scripts/make_example_models.py examples/models
@@ -41,14 +49,17 @@ bench-peers: configure
 	@bash bench/peers/setup_venv.sh $(PEERS_VENV)
 	$(PEERS_VENV)/bin/python bench/peers/run_peers.py --tilefuse $(BUILD_DIR)/tilefuse --work-dir $(BUILD_DIR)/peers-work $(PEERS_ARGS)
 
-# Fuzzes the ONNX loader under ASan for FUZZ_SECONDS (default 600).
+# Fuzzes under ASan+UBSan for FUZZ_SECONDS each (default 600): the ONNX loader, then the
+# executor on text IR graphs (fused vs reference; ir-corpus/ is seeded from fuzz/ir_corpus).
 FUZZ_SECONDS ?= 600
 fuzz: setup
 	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
 	  -DTILEFUSE_BUILD_FUZZERS=ON -DTILEFUSE_SANITIZE=ON -DTILEFUSE_BUILD_TESTS=OFF > /dev/null
-	@cmake --build build-fuzz --target fuzz_onnx_loader -j $(JOBS)
-	@mkdir -p build-fuzz/corpus && cp examples/models/*.onnx build-fuzz/corpus/
+	@cmake --build build-fuzz --target fuzz_onnx_loader fuzz_ir_executor -j $(JOBS)
+	@mkdir -p build-fuzz/corpus build-fuzz/ir-corpus && cp examples/models/*.onnx build-fuzz/corpus/ \
+	  && cp fuzz/ir_corpus/*.ir build-fuzz/ir-corpus/
 	build-fuzz/fuzz_onnx_loader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 build-fuzz/corpus
+	build-fuzz/fuzz_ir_executor -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=120 build-fuzz/ir-corpus
 
 clean:
 	rm -rf $(BUILD_DIR) build-fuzz

@@ -15,6 +15,7 @@
 #include "api/runner.h"
 #include "ir/error.h"
 #include "ir/graph.h"
+#include "ir/memory_budget.h"  // set_max_memory: the cap on tensors, arenas and outputs
 #include "ir/tensor.h"
 #include "tilefuse/version.h"
 

@@ -26,13 +26,13 @@ bool is_safe_name_char(char c) {
          c == '-' || c == '.';
 }
 
-std::string current_user_name() {
+std::string home_directory() {
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && home[0] == '/') return home;
   const passwd* entry = ::getpwuid(::geteuid());
-  std::string name = entry && entry->pw_name ? entry->pw_name : std::to_string(::geteuid());
-  for (char& c : name) {
-    if (!is_safe_name_char(c)) c = '_';
-  }
-  return name;
+  if (entry != nullptr && entry->pw_dir != nullptr && entry->pw_dir[0] == '/') return entry->pw_dir;
+  fail_user("no kernel cache directory: HOME is not set and uid {} has no home directory; set TILEFUSE_CACHE_DIR",
+            ::geteuid());
 }
 
 // kernel_name becomes a directory name, so it must not be able to climb out of the root.
@@ -65,9 +65,15 @@ ArtifactCache::ArtifactCache(std::string root)
 
 std::string ArtifactCache::default_root() {
   const char* value = std::getenv("TILEFUSE_CACHE_DIR");
-  if (value == nullptr) return "/tmp/tilefuse_" + current_user_name();
-  if (*value == '\0') fail_user("TILEFUSE_CACHE_DIR is empty: it must name the kernel cache directory");
-  return value;
+  if (value != nullptr) {
+    if (*value == '\0') fail_user("TILEFUSE_CACHE_DIR is empty: it must name the kernel cache directory");
+    return value;
+  }
+  // Per user and not predictable by others (a fixed name under /tmp could be created first by
+  // someone else): the XDG base directory convention.
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/tilefuse";
+  return home_directory() + "/.cache/tilefuse";
 }
 
 std::string ArtifactCache::artifact_hash(const ArtifactRequest& request, const Toolchain& toolchain) const {
@@ -82,7 +88,7 @@ std::string ArtifactCache::entry_dir(const ArtifactRequest& request, const Toolc
   return root_ + "/" + request.kernel_name + "/" + artifact_hash(request, toolchain);
 }
 
-std::string ArtifactCache::get_or_build(const ArtifactRequest& request, const Toolchain& toolchain,
+LibraryFile ArtifactCache::get_or_build(const ArtifactRequest& request, const Toolchain& toolchain,
                                         CacheCounters& counters) const {
   const std::string dir = entry_dir(request, toolchain);
   make_directory(root_ + "/" + request.kernel_name);
@@ -96,7 +102,7 @@ std::string ArtifactCache::get_or_build(const ArtifactRequest& request, const To
   if (check.state == EntryCheck::State::kValid) {
     ++counters.cache_hits;
     spdlog::debug("cache hit for {} ({})", request.kernel_name, dir);
-    return entry.library_path();
+    return entry.library();
   }
   if (check.state == EntryCheck::State::kInvalid) {
     ++counters.rebuilds;
@@ -106,7 +112,7 @@ std::string ArtifactCache::get_or_build(const ArtifactRequest& request, const To
   ++counters.compiles;
   entry.build(request.source, toolchain, record);
   spdlog::info("compiled {} in {} ms", request.kernel_name, milliseconds_since(start));
-  return entry.library_path();
+  return entry.library();
 }
 
 }  // namespace tilefuse::build

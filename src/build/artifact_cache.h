@@ -1,5 +1,5 @@
 // The on-disk kernel cache (layout in DESIGN.md):
-//   $TILEFUSE_CACHE_DIR (default /tmp/tilefuse_<user>)/<kernel_name>/<artifact_hash>/
+//   $TILEFUSE_CACHE_DIR (default $XDG_CACHE_HOME/tilefuse, else ~/.cache/tilefuse)/<kernel_name>/<artifact_hash>/
 //       kernel.cpp  kernel.so  meta.json  compile.lock
 // Entries are content-addressed: artifact_hash covers the source, the toolchain identity and
 // everything in `meta`. compile.lock (flock) is held while an entry is built, so of several
@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "build/library_entry.h"
 #include "build/toolchain.h"
 
 namespace tilefuse::build {
@@ -35,7 +36,7 @@ class ArtifactCache {
   // Creates the root if needed (mode 0700). Throws UserError if the root is not owned by the
   // current user or is group/other-writable: libraries are only loaded from a private cache.
   explicit ArtifactCache(std::string root);
-  // $TILEFUSE_CACHE_DIR, else /tmp/tilefuse_<user>.
+  // $TILEFUSE_CACHE_DIR, else $XDG_CACHE_HOME/tilefuse (if absolute), else $HOME/.cache/tilefuse.
   static std::string default_root();
 
   const std::string& root() const { return root_; }
@@ -44,7 +45,7 @@ class ArtifactCache {
 
   // Path of the entry's kernel.so: reused if valid (cache_hits), else compiled under
   // compile.lock (compiles; rebuilds too if an invalid entry was replaced).
-  std::string get_or_build(const ArtifactRequest& request, const Toolchain& toolchain, CacheCounters& counters) const;
+  LibraryFile get_or_build(const ArtifactRequest& request, const Toolchain& toolchain, CacheCounters& counters) const;
 
  private:
   std::string root_;

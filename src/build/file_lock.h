@@ -9,8 +9,10 @@ namespace tilefuse::build {
 
 class FileLock {
  public:
-  // Creates `path` (mode 0600) if needed and blocks until the lock is acquired. Throws UserError
-  // naming the file if it cannot be opened or locked.
+  // Creates `path` (mode 0600) if needed and waits until the lock is acquired: after a second it
+  // logs "waiting for <path>: held by another tilefuse process", after TILEFUSE_LOCK_TIMEOUT
+  // (default 10 min) it gives up with a UserError. Throws UserError naming the file if it cannot
+  // be opened or locked.
   explicit FileLock(const std::string& path);
   ~FileLock();
   FileLock(const FileLock&) = delete;

@@ -1,5 +1,7 @@
 #include "build/hashing.h"
 
+#include <unistd.h>
+
 #include <openssl/evp.h>
 
 #include <cerrno>
@@ -61,6 +63,20 @@ std::string sha256_file_hex(const std::string& path) {
     update_digest(context.get(), buffer, static_cast<size_t>(in.gcount()));
   }
   if (in.bad()) fail_user("cannot read '{}': read error", path);
+  return finish_digest_hex(context.get());
+}
+
+std::string sha256_fd_hex(int fd, const std::string& what) {
+  DigestContext context = start_digest(EVP_sha256());
+  char buffer[1 << 16];
+  for (off_t offset = 0;;) {
+    const ssize_t n = ::pread(fd, buffer, sizeof buffer, offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail_user("cannot read '{}': {}", what, std::strerror(errno));
+    if (n == 0) break;
+    update_digest(context.get(), buffer, static_cast<size_t>(n));
+    offset += n;
+  }
   return finish_digest_hex(context.get());
 }
 

@@ -100,6 +100,13 @@ EntryCheck LibraryEntry::check(const nlohmann::json& record) const {
   return {EntryCheck::State::kValid, ""};
 }
 
+LibraryFile LibraryEntry::library() const {
+  std::optional<nlohmann::json> meta = read_json(meta_path());
+  const nlohmann::json sha256 = meta ? meta->value("library_sha256", nlohmann::json()) : nlohmann::json();
+  if (!sha256.is_string()) fail_internal("cache entry {} has no recorded library hash", dir_);
+  return {library_path(), sha256.get<std::string>()};
+}
+
 void LibraryEntry::build(const std::string& source, const Toolchain& toolchain, const nlohmann::json& record) const {
   make_directory(dir_);
   remove_leftovers(dir_);

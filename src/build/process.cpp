@@ -1,6 +1,7 @@
 #include "build/process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,9 +31,21 @@ Pipe make_pipe() {
   return {fds[0], fds[1]};
 }
 
-void read_all(int fd, ProcessResult& result) {
+// Reads until end-of-file, or until `deadline`: then the child's process group is killed.
+void read_all(int fd, pid_t pid, std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout,
+              ProcessResult& result) {
   char buffer[1 << 14];
   for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    const int ready = left.count() <= 0 ? 0 : ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      ::kill(-pid, SIGKILL);
+      result.timed_out = true;
+      result.timeout_seconds = std::chrono::duration<double>(timeout).count();
+      return;
+    }
     ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
@@ -43,10 +56,14 @@ void read_all(int fd, ProcessResult& result) {
   }
 }
 
-void wait_for(pid_t pid, ProcessResult& result) {
+void wait_for(pid_t pid, const std::vector<std::string>& argv, ProcessResult& result) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) fail_internal("waitpid failed: {}", std::strerror(errno));
+    if (errno == EINTR) continue;
+    // ECHILD: the host application set SIGCHLD to SIG_IGN, so the kernel reaped the child and
+    // its status is gone. Unknown is not success.
+    fail_user("cannot learn how '{}' ended: {} (is SIGCHLD ignored by the application?)", command_line_text(argv),
+              std::strerror(errno));
   }
   result.signalled = WIFSIGNALED(status);
   result.signal = result.signalled ? WTERMSIG(status) : 0;
@@ -56,6 +73,7 @@ void wait_for(pid_t pid, ProcessResult& result) {
 }  // namespace
 
 std::string ProcessResult::status_text() const {
+  if (timed_out) return fmt::format("timed out after {:g} s", timeout_seconds);
   if (signalled) return fmt::format("killed by signal {} ({})", signal, ::strsignal(signal));
   return fmt::format("exit code {}", exit_code);
 }
@@ -70,7 +88,8 @@ std::string command_line_text(const std::vector<std::string>& argv) {
   return text;
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv) {
+ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   if (argv.empty()) fail_internal("run_process needs a program");
   std::vector<char*> args;
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
@@ -82,18 +101,23 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, pipe.write_end, STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, pipe.write_end, STDERR_FILENO);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);  // its own group, so a timeout kills what it started
   pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int rc = ::posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   ::close(pipe.write_end);
   if (rc != 0) {
     ::close(pipe.read_end);
     fail_user("cannot run {}: {}", command_line_text(argv), std::strerror(rc));
   }
   ProcessResult result;
-  read_all(pipe.read_end, result);
+  read_all(pipe.read_end, pid, deadline, timeout, result);
   ::close(pipe.read_end);
-  wait_for(pid, result);
+  wait_for(pid, argv, result);
   return result;
 }
 

@@ -2,6 +2,7 @@
 // a TILEFUSE_CXX value, is ever interpreted as shell syntax. Its stdout and stderr are captured.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -13,9 +14,11 @@ struct ProcessResult {
   bool signalled = false;
   std::string output;   // stdout and stderr interleaved, capped at kMaxCapturedOutput bytes
   bool output_truncated = false;
+  bool timed_out = false;  // killed (with its process group) when the time limit ran out
+  double timeout_seconds = 0;
 
-  bool succeeded() const { return !signalled && exit_code == 0; }
-  // "exit code 1" or "killed by signal 9".
+  bool succeeded() const { return !signalled && !timed_out && exit_code == 0; }
+  // "exit code 1", "killed by signal 9" or "timed out after 300 s".
   std::string status_text() const;
 };
 
@@ -25,8 +28,11 @@ inline constexpr size_t kMaxCapturedOutput = 1 << 20;
 // the user can copy into a shell.
 std::string command_line_text(const std::vector<std::string>& argv);
 
-// Searches PATH for argv[0] like a shell would. Throws UserError "cannot run <command>: <reason>"
-// if the program cannot be started.
-ProcessResult run_process(const std::vector<std::string>& argv);
+// Searches PATH for argv[0] like a shell would. The program runs in a process group of its own;
+// if it has not ended after `timeout`, the whole group (a compiler driver and the cc1plus, as
+// and ld it started) is killed and the result says timed_out. Throws UserError "cannot run
+// <command>: <reason>" if the program cannot be started.
+ProcessResult run_process(const std::vector<std::string>& argv,
+                          std::chrono::milliseconds timeout = std::chrono::hours(24));
 
 }  // namespace tilefuse::build

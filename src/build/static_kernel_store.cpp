@@ -30,7 +30,7 @@ StaticKernelStore::StaticKernelStore(const ArtifactCache& cache, ArtifactRequest
 
 std::unique_ptr<FileLock> StaticKernelStore::lock() const { return std::make_unique<FileLock>(dir_ + "/compile.lock"); }
 
-std::string StaticKernelStore::get_or_build(const std::string& kernel_key, const std::string& source,
+LibraryFile StaticKernelStore::get_or_build(const std::string& kernel_key, const std::string& source,
                                             CacheCounters& counters) const {
   const std::string dir = candidate_dir(kernel_key);
   make_directory(dir);
@@ -42,7 +42,7 @@ std::string StaticKernelStore::get_or_build(const std::string& kernel_key, const
   const EntryCheck check = entry.check(record);
   if (check.state == EntryCheck::State::kValid) {
     ++counters.cache_hits;
-    return entry.library_path();
+    return entry.library();
   }
   if (check.state == EntryCheck::State::kInvalid) {
     ++counters.rebuilds;
@@ -53,7 +53,7 @@ std::string StaticKernelStore::get_or_build(const std::string& kernel_key, const
   entry.build(source, toolchain_, record);
   spdlog::info("compiled {} candidate {} in {} ms", kernel_.kernel_name, kernel_key,
                std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count());
-  return entry.library_path();
+  return entry.library();
 }
 
 }  // namespace tilefuse::build

@@ -31,7 +31,7 @@ class StaticKernelStore {
 
   // kernel.so of one candidate: reused if its entry is valid, else (re)built from `source`.
   // The caller holds lock().
-  std::string get_or_build(const std::string& kernel_key, const std::string& source, CacheCounters& counters) const;
+  LibraryFile get_or_build(const std::string& kernel_key, const std::string& source, CacheCounters& counters) const;
 
  private:
   const ArtifactCache& cache_;

@@ -1,9 +1,12 @@
 #include "build/toolchain.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
+#include "build/hashing.h"
 #include "build/process.h"
+#include "build/timeouts.h"
 #include "ir/error.h"
 
 namespace tilefuse::build {
@@ -39,21 +42,57 @@ std::string clipped(const std::string& text, size_t limit) {
   return fmt::format("{}\n[... {} more bytes of diagnostics]", text.substr(0, limit), text.size() - limit);
 }
 
+
+ProcessResult run_compiler_query(const std::vector<std::string>& argv, const std::string& setting) {
+  ProcessResult result;
+  try {
+    result = run_process(argv, compile_timeout());
+  } catch (const UserError& error) {
+    fail_user("TILEFUSE_CXX='{}' is not a usable C++ compiler: {}", setting, error.what());
+  }
+  if (!result.succeeded()) {
+    fail_user("TILEFUSE_CXX='{}' is not a usable C++ compiler: '{}' ended with {}: {}", setting,
+              command_line_text(argv), result.status_text(), clipped(result.output, 500));
+  }
+  return result;
+}
+
+// Instruction-set macros among the compiler's predefined ones (__AVX512F__, __FMA__, ...).
+bool is_isa_macro(const std::string& name) {
+  for (const char* prefix : {"__AVX", "__SSE", "__FMA", "__BMI", "__F16C", "__AMX", "__AES", "__SHA", "__VPCLMUL",
+                             "__GFNI", "__POPCNT", "__LZCNT", "__ADX", "__MOVBE", "__PCLMUL", "__RDRND"}) {
+    if (name.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+// "<ISA macros> | macros-sha256=<first 16 hex digits>" for -march=native: the macros name every
+// feature the compiler may use and the CPU it tunes for (e.g. __znver4__).
+std::string native_target(const std::vector<std::string>& command) {
+  std::vector<std::string> argv = command;
+  argv.insert(argv.end(), {"-E", "-dM", "-march=native", "-x", "c++", "/dev/null"});
+  const std::string macros = run_compiler_query(argv, command_line_text(command)).output;
+  std::istringstream in(macros);
+  std::vector<std::string> features;
+  for (std::string define, name; in >> define >> name;) {
+    std::string rest;
+    std::getline(in, rest);
+    if (define == "#define" && is_isa_macro(name)) features.push_back(name.substr(2, name.size() - 4));
+  }
+  std::sort(features.begin(), features.end());
+  std::string text;
+  for (const std::string& f : features) text += (text.empty() ? "" : " ") + f;
+  return text + " | macros-sha256=" + sha256_hex(macros).substr(0, 16);
+}
+
 std::string compiler_version_line(const std::vector<std::string>& command) {
   std::vector<std::string> argv = command;
   argv.push_back("--version");
   const std::string setting = command_line_text(command);
-  ProcessResult result;
-  try {
-    result = run_process(argv);
-  } catch (const UserError& error) {
-    fail_user("TILEFUSE_CXX='{}' is not a usable C++ compiler: {}", setting, error.what());
-  }
+  const ProcessResult result = run_compiler_query(argv, setting);
   std::string first_line = result.output.substr(0, result.output.find('\n'));
-  if (!result.succeeded() || first_line.empty()) {
-    fail_user("TILEFUSE_CXX='{}' is not a usable C++ compiler: '{}' ended with {}: {}", setting,
-              command_line_text(argv), result.status_text(), clipped(result.output, 500));
-  }
+  if (first_line.empty()) fail_user("TILEFUSE_CXX='{}' is not a usable C++ compiler: '{}' printed nothing", setting,
+                                    command_line_text(argv));
   return first_line;
 }
 
@@ -69,9 +108,15 @@ Toolchain Toolchain::from_environment() {
   Toolchain toolchain;
   toolchain.command = compiler_command_from_environment();
   toolchain.flags = kFlags;
-  // The wrapper (ccache, distcc) is left out: it does not change the generated code.
-  toolchain.identity = compiler_version_line(toolchain.command) + " | " + join(toolchain.flags);
+  toolchain.version = compiler_version_line(toolchain.command);
+  toolchain.set_target(native_target(toolchain.command));
   return toolchain;
+}
+
+void Toolchain::set_target(std::string target_text) {
+  target = std::move(target_text);
+  // The wrapper (ccache, distcc) is left out: it does not change the generated code.
+  identity = version + " | " + join(flags) + " | target " + target;
 }
 
 void compile_shared_library(const Toolchain& toolchain, const std::string& source_path,
@@ -80,7 +125,11 @@ void compile_shared_library(const Toolchain& toolchain, const std::string& sourc
   argv.insert(argv.end(), toolchain.flags.begin(), toolchain.flags.end());
   for (const std::string& dir : toolchain.include_dirs) argv.push_back("-I" + dir);
   argv.insert(argv.end(), {source_path, "-o", output_path});
-  ProcessResult result = run_process(argv);
+  ProcessResult result = run_process(argv, compile_timeout());
+  if (result.timed_out) {
+    fail_user("compiling '{}' timed out after {:g} s (TILEFUSE_COMPILE_TIMEOUT); command:\n  {}", source_path,
+              result.timeout_seconds, command_line_text(argv));
+  }
   if (!result.succeeded()) {
     fail_user("compiling '{}' failed ({}); command:\n  {}\n{}", source_path, result.status_text(),
               command_line_text(argv), clipped(result.output, kMaxDiagnosticsInMessage));

@@ -13,15 +13,25 @@ struct Toolchain {
   std::vector<std::string> command;  // e.g. {"ccache", "g++"}
   std::vector<std::string> flags;    // optimisation, ISA (-march=native), -fPIC -shared, ...
   std::vector<std::string> include_dirs;
+  std::string version;  // the first line of `<compiler> --version`
   // "g++ (Debian 12.2.0-14) 12.2.0 | -std=c++20 -O3 ...": the first line of `<compiler>
   // --version` and the flags. Neither the wrapper (ccache) nor the include directories enter it:
   // they do not change the generated code (header contents are covered by the codegen version
   // that callers put into the artifact's meta).
   std::string identity;
+  // What -march=native resolves to on this machine: the compiler's predefined macros for it
+  // (ISA features such as __AVX512F__, the CPU name), as a readable feature list plus a hash of
+  // the whole set. Part of identity, so a cache copied to a CPU with other features is rebuilt
+  // instead of loading instructions that CPU lacks.
+  std::string target;
 
-  // Reads TILEFUSE_CXX (split on whitespace, never given to a shell) and runs `--version` once;
-  // throws UserError naming TILEFUSE_CXX and the command if the compiler cannot be run.
+  // Reads TILEFUSE_CXX (split on whitespace, never given to a shell), runs `--version` and asks
+  // the compiler what -march=native means here; throws UserError naming TILEFUSE_CXX and the
+  // command if the compiler cannot be run.
   static Toolchain from_environment();
+
+  // Sets `target` and recomputes `identity` (tests use it to stand in for another CPU).
+  void set_target(std::string target_text);
 };
 
 // Compiles one C++ source file into a shared library. Throws UserError carrying the compiler's

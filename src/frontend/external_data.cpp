@@ -3,8 +3,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <vector>
 
+#include "ir/checked_size.h"
 #include "ir/error.h"
+#include "ir/memory_budget.h"
 
 namespace tilefuse::frontend {
 
@@ -43,7 +47,36 @@ ExternalRef parse_ref(const onnx::TensorProto& t, const std::string& where) {
   return ref;
 }
 
-std::string read_range(const fs::path& file, const ExternalRef& ref, const std::string& where) {
+// The file a location names, symlinks resolved, if it is a regular file inside the model's
+// folder (itself resolved): a link that points out of the folder is refused like a "..".
+fs::path resolve_inside(const fs::path& model_dir, const ExternalRef& ref, const std::string& where) {
+  std::error_code ec;
+  const fs::path dir = fs::canonical(model_dir.empty() ? fs::path(".") : model_dir, ec);
+  if (ec) fail_user("{}: cannot resolve the model's folder '{}': {}", where, model_dir.string(), ec.message());
+  const fs::path file = fs::canonical(dir / ref.location, ec);
+  if (ec) fail_user("{}: cannot open external data file '{}': {}", where, (dir / ref.location).string(), ec.message());
+  const fs::path relative = file.lexically_relative(dir);
+  if (relative.empty() || *relative.begin() == "..") {
+    fail_user("{}: external data location '{}' resolves to '{}', outside the model's folder '{}' (symlinks are "
+              "followed, then checked)", where, ref.location, file.string(), dir.string());
+  }
+  if (!fs::is_regular_file(file, ec)) {
+    fail_user("{}: external data location '{}' is not a regular file", where, ref.location);
+  }
+  return file;
+}
+
+// Bytes the initializer's dims and element type call for, if its type is one we read (other
+// types are refused later by the TensorProto conversion, with their own message).
+std::optional<int64_t> expected_bytes(const onnx::TensorProto& t, const std::string& where) {
+  std::optional<DType> dtype = dtype_from_onnx(t.data_type());
+  if (!dtype) return std::nullopt;
+  std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+  return static_cast<int64_t>(checked_nbytes(*dtype, dims, where));
+}
+
+std::string read_range(const fs::path& file, const ExternalRef& ref, std::optional<int64_t> expected,
+                       const std::string& where) {
   std::error_code ec;
   auto size = fs::file_size(file, ec);
   if (ec) fail_user("{}: cannot read external data file '{}': {}", where, file.string(), ec.message());
@@ -53,6 +86,11 @@ std::string read_range(const fs::path& file, const ExternalRef& ref, const std::
     fail_user("{}: external data range offset {} length {} lies outside '{}' ({} bytes)", where, ref.offset, length,
               file.string(), file_size);
   }
+  if (expected && length != *expected) {
+    fail_user("{}: external data in '{}' has {} bytes at offset {}, but its dims and element type need {}", where,
+              ref.location, length, ref.offset, *expected);
+  }
+  require_memory(static_cast<size_t>(length), where);
   std::ifstream in(file, std::ios::binary);
   in.seekg(ref.offset);
   std::string bytes(static_cast<size_t>(length), '\0');
@@ -68,7 +106,8 @@ void load_external_data(onnx::ModelProto& model, const std::string& model_dir, c
     if (init.data_location() != onnx::TensorProto::EXTERNAL) continue;
     std::string where = fmt::format("{}: initializer '{}'", origin, init.name());
     ExternalRef ref = parse_ref(init, where);
-    init.set_raw_data(read_range(fs::path(model_dir) / ref.location, ref, where));
+    const fs::path file = resolve_inside(model_dir, ref, where);
+    init.set_raw_data(read_range(file, ref, expected_bytes(init, where), where));
     init.clear_external_data();
     init.set_data_location(onnx::TensorProto::DEFAULT);
   }

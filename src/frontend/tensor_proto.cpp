@@ -4,6 +4,7 @@
 
 #include "frontend/file_reading.h"
 #include "frontend/tensor_proto_conversion.h"
+#include "ir/checked_size.h"
 #include "ir/error.h"
 
 namespace tilefuse::frontend {
@@ -12,16 +13,6 @@ namespace {
 
 std::string tensor_label(const onnx::TensorProto& proto, const std::string& where) {
   return proto.name().empty() ? where : fmt::format("{}: tensor '{}'", where, proto.name());
-}
-
-// Element count of the dims, refusing negative dims and int64 overflow.
-int64_t checked_numel(const onnx::TensorProto& proto, const std::string& label) {
-  int64_t numel = 1;
-  for (int64_t d : proto.dims()) {
-    if (d < 0) fail_user("{}: dimension {} is negative", label, d);
-    if (__builtin_mul_overflow(numel, d, &numel)) fail_user("{}: element count overflows int64", label);
-  }
-  return numel;
 }
 
 // The typed field an element type is stored in when raw_data is absent, and its length.
@@ -99,8 +90,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& wher
                   ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(proto.data_type()))
                   : "unknown");
   }
-  int64_t numel = checked_numel(proto, label);
   std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
+  const int64_t numel = static_cast<int64_t>(checked_nbytes(*dtype, dims, label) / dtype_size(*dtype));
   if (proto.has_raw_data()) return from_raw(proto, *dtype, std::move(dims), numel, label);
   return from_typed_fields(proto, *dtype, std::move(dims), numel, label);
 }

@@ -29,6 +29,18 @@ void write_all(int fd, std::span<const char> bytes, const std::string& path) {
   }
 }
 
+// The directory's entry for a renamed file is only durable once the directory is synced too.
+void sync_directory_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) fail_user("cannot open directory '{}' to sync '{}': {}", dir, path, std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0 && err != EINVAL) fail_user("cannot sync directory '{}': {}", dir, std::strerror(err));
+}
+
 }  // namespace
 
 void write_file_atomically(const std::string& path, std::span<const std::span<const char>> pieces) {
@@ -43,6 +55,13 @@ void write_file_atomically(const std::string& path, std::span<const std::span<co
     ::unlink(tmp.c_str());
     throw;
   }
+  // Synced before the rename: after a crash the name holds either the old file or all of the new.
+  if (::fsync(fd) != 0 && errno != EINVAL) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    fail_user("cannot sync '{}': {}", path, std::strerror(err));
+  }
   if (::close(fd) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
@@ -53,6 +72,7 @@ void write_file_atomically(const std::string& path, std::span<const std::span<co
     ::unlink(tmp.c_str());
     fail_user("cannot write '{}': {}", path, std::strerror(err));
   }
+  sync_directory_of(path);
 }
 
 void write_file_atomically(const std::string& path, std::string_view contents) {

@@ -1,6 +1,7 @@
 // Atomic file writes: the data goes to a temporary file in the same directory, which is then
-// renamed over the target. A reader (or a crash) never sees a half-written file, and a failed
-// write leaves any previous file untouched.
+// renamed over the target. The file is fsync'ed before the rename and its directory after, so
+// once the call returns the new contents survive a crash. A reader (or a crash) never sees a
+// half-written file, and a failed write leaves any previous file untouched.
 #pragma once
 
 #include <span>

@@ -13,6 +13,7 @@
 
 #include "io/atomic_file.h"
 #include "io/npy_header.h"
+#include "ir/checked_size.h"
 #include "ir/error.h"
 #include "ir/shape.h"
 
@@ -25,6 +26,9 @@ static_assert(std::endian::native == std::endian::little,
 constexpr std::string_view kMagic = "\x93NUMPY";
 constexpr size_t kPreambleSize = 8;  // magic + major + minor version bytes
 constexpr size_t kHeaderAlignment = 64;
+// numpy refuses to read headers longer than this (numpy.lib.format's max_header_size, 10000
+// since numpy 1.24), since parsing a huge header is a denial of service; so do we.
+constexpr size_t kMaxHeaderLength = 10000;
 
 // numpy's dtype strings without the byte-order character, for each of our dtypes except bf16.
 struct DescrEntry {
@@ -64,17 +68,6 @@ std::string descr_for(DType dtype) {
   fail_internal("no .npy dtype for {}", dtype_name(dtype));
 }
 
-// Element count, rejecting shapes whose byte size overflows (a corrupt header, not a real array).
-int64_t checked_numel(const std::vector<int64_t>& shape, size_t item_size, const std::string& path) {
-  int64_t numel = 1;
-  const int64_t limit = std::numeric_limits<int64_t>::max() / static_cast<int64_t>(item_size);
-  for (int64_t d : shape) {
-    if (d != 0 && numel > limit / d) fail_user("{}: shape {} is too large", path, dims_to_string(shape));
-    numel *= d;
-  }
-  return numel;
-}
-
 uint32_t little_endian_u32(const char* bytes, size_t count) {
   uint32_t value = 0;
   for (size_t i = 0; i < count; ++i) value |= uint32_t(static_cast<uint8_t>(bytes[i])) << (8 * i);
@@ -92,7 +85,7 @@ struct HeaderInfo {
   size_t data_offset = 0;
 };
 
-HeaderInfo read_header(std::ifstream& in, const std::string& path) {
+HeaderInfo read_header(std::ifstream& in, uintmax_t file_size, const std::string& path) {
   std::array<char, kPreambleSize> preamble{};
   in.read(preamble.data(), preamble.size());
   if (static_cast<size_t>(in.gcount()) != preamble.size() ||
@@ -107,6 +100,15 @@ HeaderInfo read_header(std::ifstream& in, const std::string& path) {
   std::array<char, 4> length_field{};
   read_exactly(in, length_field.data(), length_bytes, path, "the header length");
   size_t header_length = little_endian_u32(length_field.data(), length_bytes);
+  // Checked before the header is allocated: a 12-byte file may claim a 4 GiB header.
+  if (header_length > kMaxHeaderLength) {
+    fail_user("{}: the .npy header claims {} bytes, more than numpy's limit of {}", path, header_length,
+              kMaxHeaderLength);
+  }
+  if (kPreambleSize + length_bytes + header_length > file_size) {
+    fail_user("{}: truncated file: the .npy header claims {} bytes, but the file has only {} bytes", path,
+              header_length, file_size);
+  }
   std::string text(header_length, '\0');
   read_exactly(in, text.data(), header_length, path, "the header");
   return {parse_npy_header(text, path), kPreambleSize + length_bytes + header_length};
@@ -152,13 +154,12 @@ Tensor read_npy(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail_user("cannot open '{}': {}", path, std::strerror(errno));
   const uintmax_t file_size = file_size_or_fail(path);
-  HeaderInfo info = read_header(in, path);
+  HeaderInfo info = read_header(in, file_size, path);
   if (info.header.fortran_order) {
     fail_user("{}: Fortran-order arrays are not supported; save np.ascontiguousarray(a) instead", path);
   }
   DType dtype = dtype_from_descr(info.header.descr, path);
-  int64_t numel = checked_numel(info.header.shape, dtype_size(dtype), path);
-  uintmax_t expected = static_cast<uintmax_t>(numel) * dtype_size(dtype);
+  uintmax_t expected = checked_nbytes(dtype, info.header.shape, fmt::format("{}: the array", path));
   uintmax_t available = file_size - info.data_offset;
   const std::string type = std::string(dtype_name(dtype)) + dims_to_string(info.header.shape);
   if (available < expected) {

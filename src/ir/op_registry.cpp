@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/checked_size.h"
 #include "ir/error.h"
 #include "ir/graph.h"
 
@@ -82,9 +83,33 @@ const OpDef& check_node(const Node& node, const OpRegistry& registry) {
   return *def;
 }
 
+namespace {
+
+// An inferred shape whose size cannot be represented (a model that expands a scalar to 2^66
+// elements) is refused here, where the tensor and the node are known, before any layer computes
+// with it. Symbolic dims are checked by the executor once their values are bound.
+void check_representable_size(const Value& value, const Node& node) {
+  if (!is_static(value.shape)) return;
+  checked_nbytes(value.dtype, static_dims(value.shape), fmt::format("tensor '{}' ({})", value.name, node.describe()));
+}
+
+}  // namespace
+
 void infer_node(Node& node, Graph& graph) {
   const OpDef& def = check_node(node);
-  if (def.infer) def.infer(node, graph);
+  if (def.infer) {
+    try {
+      def.infer(node, graph);
+    } catch (const UserError& error) {
+      // Arithmetic errors deep in shape inference (an overflowing dim) do not know the node.
+      const std::string where = node.describe();
+      if (std::string_view(error.what()).find(where) != std::string_view::npos) throw;
+      throw UserError(fmt::format("{}: {}", where, error.what()));
+    }
+  }
+  for (const Value* out : node.outputs) {
+    if (out != nullptr) check_representable_size(*out, node);
+  }
 }
 
 }  // namespace tilefuse

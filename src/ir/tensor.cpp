@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <limits>
 
+#include "ir/checked_size.h"
 #include "ir/half.h"
+#include "ir/memory_budget.h"
 #include "ir/shape.h"
 
 namespace tilefuse {
@@ -39,11 +41,7 @@ void* allocate_storage(size_t bytes) {
 
 }  // namespace
 
-int64_t product(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
+int64_t product(const std::vector<int64_t>& dims) { return checked_numel(dims, "a tensor"); }
 
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& dims) {
   std::vector<int64_t> strides(dims.size(), 1);
@@ -52,16 +50,22 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& dims) {
 }
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
-  for (int64_t d : shape_) {
-    if (d < 0) fail_user("tensor shape {} has a negative dimension", dims_to_string(shape_));
-  }
-  numel_ = product(shape_);
   // Round up to a whole cache line and never allocate zero bytes, so data() is always valid.
-  size_t bytes = std::max<size_t>(64, (nbytes() + 63) / 64 * 64);
+  const size_t exact = checked_nbytes(dtype_, shape_, fmt::format("a {} tensor", dtype_name(dtype_)));
+  const size_t bytes = std::max<size_t>(64, (exact + 63) / 64 * 64);
+  numel_ = product(shape_);
+  const std::string what = "a tensor " + summary();
+  reserve_memory(bytes, what);
   void* p = allocate_storage(bytes);
-  if (p == nullptr) fail_user("cannot allocate {} bytes for tensor {}", bytes, summary());
+  if (p == nullptr) {
+    release_memory(bytes);
+    fail_user("cannot allocate {} bytes for {}", bytes, what);
+  }
   std::memset(p, 0, bytes);
-  storage_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+  storage_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [bytes](uint8_t* q) {
+    std::free(q);
+    release_memory(bytes);
+  });
 }
 
 Tensor Tensor::view(DType dtype, std::vector<int64_t> shape, void* data) {

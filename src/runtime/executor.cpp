@@ -15,6 +15,7 @@
 #include "codegen/support_headers.h"
 #include "fusion/execution_plan.h"
 #include "io/atomic_file.h"
+#include "ir/checked_size.h"
 #include "ir/error.h"
 #include "reference/interpreter.h"
 #include "runtime/hardware_calibration.h"
@@ -122,6 +123,7 @@ struct Executor::Impl {
   }
 
   void compile_kernels() {
+    kernels.resize(plan.steps.size());  // indexed by step, kernels or not (a plan may have none)
     if (!has_kernels()) return;
     std::string header_fingerprint;
     toolchain.include_dirs.push_back(install_support_headers(cache.root(), header_fingerprint));
@@ -129,7 +131,6 @@ struct Executor::Impl {
     hardware = options.hardware ? *options.hardware : calibrated_hardware(cache.root());
     build_context.reset(new BuildContext{cache, toolchain, header_fingerprint, hardware, team.size(),
                                          options.autotune_topn, options.debug_dir, counters.cache, counters.tuning});
-    kernels.resize(plan.steps.size());
     std::vector<build::CompileJob> jobs;
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];
@@ -168,9 +169,17 @@ struct Executor::Impl {
                     v->name, shape_to_string(v->shape), s);
         }
       }
-      dims.push_back(d.evaluate(b));
+      try {
+        dims.push_back(d.evaluate(b));
+      } catch (const UserError& error) {
+        fail_user("tensor '{}' of shape {}: {}", v->name, shape_to_string(v->shape), error.what());
+      }
     }
     return dims;
+  }
+
+  static size_t value_bytes(const Value* v, const std::vector<int64_t>& dims) {
+    return checked_nbytes(v->dtype, dims, fmt::format("tensor '{}'", v->name));
   }
 
   bool is_graph_io(const Value* v) const {
@@ -224,22 +233,28 @@ struct Executor::Impl {
   }
 
   // Every value that is not a graph input/output/constant and not a view gets arena space for
-  // its lifetime: from the step writing it to the last step reading it (or a view of it).
+  // its lifetime: from the step writing it to the last step reading it (or a view of it). A value
+  // whose view is a graph output is read once more after the last step, when the outputs are
+  // copied out, so it lives to the end: no later step may reuse its bytes.
   void place_intermediates(Prepared& p) {
     std::map<const Value*, BufferRequest> lifetimes;
+    const int end_of_run = static_cast<int>(plan.steps.size());
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];
       if (step.kind == fusion::StepKind::View) continue;
       int s = static_cast<int>(i);
       for (const Value* out : step_outputs(step)) {
         if (is_graph_io(out)) continue;
-        size_t bytes = static_cast<size_t>(product(p.shapes.at(out))) * dtype_size(out->dtype);
-        lifetimes[out] = {bytes, s, s};
+        lifetimes[out] = {value_bytes(out, p.shapes.at(out)), s, s};
       }
       for (const Value* in : step_inputs(step)) {
         auto it = lifetimes.find(root(in));
         if (it != lifetimes.end()) it->second.last_step = s;
       }
+    }
+    for (const Value* out : graph.outputs()) {
+      auto it = lifetimes.find(root(out));
+      if (it != lifetimes.end()) it->second.last_step = end_of_run;
     }
     std::vector<const Value*> order;
     std::vector<BufferRequest> requests;
@@ -248,7 +263,16 @@ struct Executor::Impl {
       requests.push_back(r);
     }
     MemoryPlan mp = plan_memory(requests);
-    p.arena = Arena(std::max<size_t>(mp.arena_bytes, 64));
+    try {
+      p.arena = Arena(std::max<size_t>(mp.arena_bytes, 64));
+    } catch (const UserError& error) {
+      // Name the tensor that asks the most, so a user can tell which shape is to blame.
+      size_t largest = 0;
+      for (size_t i = 1; i < requests.size(); ++i) largest = requests[i].bytes > requests[largest].bytes ? i : largest;
+      if (order.empty()) throw;
+      fail_user("{} (its largest tensor is '{}' of shape {}: {} bytes)", error.what(), order[largest]->name,
+                dims_to_string(p.shapes.at(order[largest])), requests[largest].bytes);
+    }
     for (size_t i = 0; i < order.size(); ++i) p.arena_offset[order[i]] = mp.offsets[i];
   }
 
@@ -268,6 +292,23 @@ struct Executor::Impl {
     return Tensor::view(v->dtype, p.shapes.at(v), data_of(bound, v));
   }
 
+  static bool overlaps(const Tensor& a, const Tensor& b) {
+    const auto* a0 = static_cast<const uint8_t*>(a.raw());
+    const auto* b0 = static_cast<const uint8_t*>(b.raw());
+    return a.nbytes() > 0 && b.nbytes() > 0 && a0 < b0 + b.nbytes() && b0 < a0 + a.nbytes();
+  }
+
+  static bool overlaps_inputs_or_outputs(const Tensor& out, const std::map<std::string, Tensor>& inputs,
+                                         const std::vector<Tensor>& outputs, size_t index) {
+    for (const auto& [name, in] : inputs) {
+      if (overlaps(out, in)) return true;
+    }
+    for (size_t j = 0; j < index; ++j) {
+      if (outputs[j].defined() && overlaps(out, outputs[j])) return true;
+    }
+    return false;
+  }
+
   Bound bind_buffers(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs, Prepared& p) {
     Bound bound;
     for (const Value* v : graph.values()) {
@@ -280,7 +321,11 @@ struct Executor::Impl {
     outputs.resize(outs.size());
     for (size_t i = 0; i < outs.size(); ++i) {
       const auto& shape = p.shapes.at(outs[i]);
-      if (!outputs[i].defined() || outputs[i].dtype() != outs[i]->dtype || outputs[i].shape() != shape) {
+      // A caller's buffer that shares bytes with an input or an earlier output would be written
+      // while still being read (or written twice): such an output gets its own tensor instead.
+      const bool aliased = outputs[i].defined() && overlaps_inputs_or_outputs(outputs[i], inputs, outputs, i);
+      if (aliased || !outputs[i].defined() || outputs[i].dtype() != outs[i]->dtype || outputs[i].shape() != shape) {
+        value_bytes(outs[i], shape);  // names the output if its size overflows
         outputs[i] = Tensor(outs[i]->dtype, shape);
       }
       // A graph output that is a view, an input or a constant is copied at the end instead.

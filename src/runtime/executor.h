@@ -50,7 +50,8 @@ class Executor {
 
   // Runs with inputs by graph input name (already validated against the graph's types).
   // `outputs` are reused when their types already fit, else reallocated; after the first run
-  // with given shapes, nothing is allocated.
+  // with given shapes, nothing is allocated. An output tensor whose memory overlaps an input or
+  // another output is replaced by a tensor of its own (never written in place).
   void run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs);
   std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs);
 

@@ -39,7 +39,8 @@ BuiltKernel build_jit(const fusion::FusedKernel& kernel, const BuildContext& c) 
   out.tiling_repr = "jit";
   build::ArtifactRequest request{kernel.name + "_" + short_hash(out.source.code), out.source.code,
                                  common_meta(c, out.path)};
-  out.library = KernelLibrary::load(c.cache.get_or_build(request, c.toolchain, c.cache_counters));
+  const build::LibraryFile file = c.cache.get_or_build(request, c.toolchain, c.cache_counters);
+  out.library = KernelLibrary::load(file.path, file.sha256);
   return out;
 }
 
@@ -57,10 +58,10 @@ std::shared_ptr<KernelLibrary> build_candidate(const fusion::FusedKernel& kernel
                                                codegen::KernelSource* source_out) {
   codegen::KernelSource source = codegen::emit_kernel(kernel, cand.tiling, codegen::KernelVariant::Static);
   const std::string key = tune::kernel_key(cand);
-  std::string path = store.get_or_build(key, source.code, c.cache_counters);
+  const build::LibraryFile file = store.get_or_build(key, source.code, c.cache_counters);
   if (!c.debug_dir.empty()) dump_candidate_source(c.debug_dir, kernel.name, key, source, c.toolchain.include_dirs.back());
   if (source_out) *source_out = std::move(source);
-  return KernelLibrary::load(path);
+  return KernelLibrary::load(file.path, file.sha256);
 }
 
 void use_winner(BuiltKernel& out, const fusion::FusedKernel& kernel, const tiling::TilingCandidate& winner,

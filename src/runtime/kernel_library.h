@@ -10,10 +10,14 @@ namespace tilefuse::runtime {
 
 class KernelLibrary {
  public:
-  // dlopen()s `path` and resolves the ABI symbols. Throws UserError
-  // "kernel <path> init failed: <why>" if the file cannot be loaded, a symbol is missing or the
-  // ABI version differs.
-  static std::shared_ptr<KernelLibrary> load(const std::string& path);
+  // Opens `path` once (O_NOFOLLOW: a planted symlink is refused), checks through that descriptor
+  // that it is a regular file owned by this user and writable by nobody else, hashes it through
+  // the same descriptor and compares with `expected_sha256` (what the cache recorded when it
+  // built the file; empty: no comparison), then dlopen()s that very descriptor (through a
+  // link to /proc/self/fd/N of a name used once): the bytes checked are the bytes loaded,
+  // whatever happens to the path meanwhile. Resolves the ABI symbols. Throws UserError "kernel <path> init failed: <why>" if
+  // a check fails, the file cannot be loaded, a symbol is missing or the ABI version differs.
+  static std::shared_ptr<KernelLibrary> load(const std::string& path, const std::string& expected_sha256 = "");
   ~KernelLibrary();
   KernelLibrary(const KernelLibrary&) = delete;
   KernelLibrary& operator=(const KernelLibrary&) = delete;

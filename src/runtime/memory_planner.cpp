@@ -8,7 +8,9 @@
 #include <numeric>
 #include <utility>
 
+#include "ir/checked_size.h"
 #include "ir/error.h"
+#include "ir/memory_budget.h"
 
 namespace tilefuse::runtime {
 namespace {
@@ -17,7 +19,9 @@ constexpr size_t kAlignment = 64;  // a cache line, and what AVX-512 aligned loa
 constexpr size_t kPageBytes = 4096;
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 
-size_t round_up(size_t value, size_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+size_t round_up(size_t value, size_t multiple) {
+  return checked_add_bytes(value, multiple - 1, "the tensor arena") / multiple * multiple;
+}
 
 bool lifetimes_overlap(const BufferRequest& a, const BufferRequest& b) {
   return a.first_step <= b.last_step && b.first_step <= a.last_step;
@@ -67,7 +71,8 @@ MemoryPlan plan_memory(const std::vector<BufferRequest>& requests) {
       }
     }
     plan.offsets[index] = first_fit(busy, request.bytes);
-    plan.arena_bytes = std::max(plan.arena_bytes, plan.offsets[index] + request.bytes);
+    plan.arena_bytes =
+        std::max(plan.arena_bytes, checked_add_bytes(plan.offsets[index], request.bytes, "the tensor arena"));
     placed.push_back(index);
   }
   return plan;
@@ -80,8 +85,10 @@ Arena::Arena(size_t bytes) {
   const size_t alignment = huge ? kHugePageBytes : kPageBytes;
   const size_t size = round_up(bytes, alignment);
   const size_t reserved = size + (huge ? kHugePageBytes : 0);
+  reserve_memory(size, "the tensor arena");
   void* mapping = mmap(nullptr, reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mapping == MAP_FAILED) {
+    release_memory(size);
     fail_user("cannot allocate a tensor arena of {} bytes: {}", size, std::strerror(errno));
   }
   auto* start = static_cast<uint8_t*>(mapping);
@@ -98,7 +105,9 @@ Arena::Arena(size_t bytes) {
 }
 
 Arena::~Arena() {
-  if (data_ != nullptr) munmap(data_, bytes_);
+  if (data_ == nullptr) return;
+  munmap(data_, bytes_);
+  release_memory(bytes_);
 }
 
 Arena::Arena(Arena&& other) noexcept

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -161,16 +162,21 @@ struct ChildReport {
 };
 
 // Reads the child's lines until it closes the pipe; kills it if it stays silent too long: for
-// `hang_seconds`, or for ten of its announced rounds if those are longer.
-std::string read_report(int fd, pid_t pid, double hang_seconds, std::vector<std::string>& lines) {
+// `hang_seconds`, or for ten of its announced rounds if those are longer, or, during a
+// candidate's first run, for `first_run_seconds`.
+std::string read_report(int fd, pid_t pid, double hang_seconds, double first_run_seconds,
+                        std::vector<std::string>& lines) {
   std::string pending;
   char buffer[4096];
+  Clock::time_point run_started = Clock::now();
   for (;;) {
+    const bool first_run = !lines.empty() && lines.back().rfind("start ", 0) == 0;
+    const double limit = first_run ? std::max(hang_seconds, first_run_seconds) : hang_seconds;
     pollfd p{fd, POLLIN, 0};
-    int ready = ::poll(&p, 1, static_cast<int>(hang_seconds * 1000));
+    int ready = ::poll(&p, 1, static_cast<int>(limit * 1000));
     if (ready == 0) {
       ::kill(pid, SIGKILL);
-      return fmt::format("timed out (no progress for {:.0f} s)", hang_seconds);
+      return fmt::format("timed out (no progress for {:.0f} s)", limit);
     }
     if (ready < 0 && errno == EINTR) continue;
     ssize_t n = ::read(fd, buffer, sizeof buffer);
@@ -179,8 +185,16 @@ std::string read_report(int fd, pid_t pid, double hang_seconds, std::vector<std:
     pending.append(buffer, static_cast<size_t>(n));
     for (size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1)) {
       lines.push_back(pending.substr(0, nl));
-      if (lines.back().rfind("round_us ", 0) == 0) {
-        hang_seconds = std::max(hang_seconds, 10 * std::atof(lines.back().c_str() + 9) / 1e6);
+      const std::string& line = lines.back();
+      if (line.rfind("round_us ", 0) == 0) {
+        hang_seconds = std::max(hang_seconds, 10 * std::atof(line.c_str() + 9) / 1e6);
+      } else if (line.rfind("start ", 0) == 0) {
+        run_started = Clock::now();
+      } else if (line.rfind("checked ", 0) == 0 || line.rfind("wrong ", 0) == 0) {
+        // A candidate's first run shows how long its runs take: later silences of a few runs
+        // (warm-up, probes) are not hangs either.
+        const double run_seconds = std::chrono::duration<double>(Clock::now() - run_started).count();
+        hang_seconds = std::max(hang_seconds, 4 * run_seconds);
       }
     }
   }
@@ -190,6 +204,7 @@ ChildReport run_child(CandidateBench& bench, const std::vector<int>& active, con
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) fail_user("autotune: cannot create a pipe: {}", std::strerror(errno));
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]), ::close(fds[1]);
@@ -197,17 +212,27 @@ ChildReport run_child(CandidateBench& bench, const std::vector<int>& active, con
   }
   if (pid == 0) {
     ::close(fds[0]);
+    // The child dies with its parent: it shares the descriptor of compile.lock and must not keep
+    // the lock (or the CPU) after the tuning process is gone. Checked after setting, in case the
+    // parent died before the request took effect.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(4);
     child_main(bench, active, o, fds[1]);
   }
   ::close(fds[1]);
   ChildReport report;
-  std::string timeout = read_report(fds[0], pid, o.hang_seconds, report.lines);
+  std::string timeout = read_report(fds[0], pid, o.hang_seconds, o.first_run_seconds, report.lines);
   ::close(fds[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  int waited = 0;
+  while ((waited = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
+  const bool finished_report = !report.lines.empty() && report.lines.back().rfind("done ", 0) == 0;
   if (!timeout.empty()) {
     report.failure = timeout;
+  } else if (waited < 0) {
+    // ECHILD: the application set SIGCHLD to SIG_IGN and the kernel reaped the child. Without
+    // its status, only a complete report counts as success.
+    if (!finished_report) report.failure = "ended without finishing its report (its exit status is unknown)";
   } else if (WIFSIGNALED(status)) {
     report.failure = fmt::format("crashed ({})", strsignal(WTERMSIG(status)));
   } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {

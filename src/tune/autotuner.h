@@ -41,6 +41,10 @@ struct AutotuneOptions {
   int max_rounds = 500;
   double stable_within = 0.01;  // medians moving less than this fraction between checks = stable
   double hang_seconds = 20;     // a child silent this long (or ten of its rounds, if longer) is killed
+  // A candidate's first run (its check) may take this long before it counts as a hang: a slow
+  // but correct candidate has not shown how long its runs take yet. Once it has, the hang
+  // timeout is at least four of its runs.
+  double first_run_seconds = 300;
 };
 
 struct CandidateResult {

@@ -43,7 +43,7 @@ class ArtifactCacheTest : public ::testing::Test {
     return Toolchain::from_environment();
   }
   size_t compiler_runs() const { return fs::exists(log_) ? testing::count_lines(log_) : 0; }
-  std::string build(const ArtifactRequest& request) { return cache_.get_or_build(request, toolchain_, counters_); }
+  std::string build(const ArtifactRequest& request) { return cache_.get_or_build(request, toolchain_, counters_).path; }
 
   testing::TempDir dir_;
   std::string log_ = dir_.file("compiler.log");
@@ -242,7 +242,7 @@ TEST_F(ArtifactCacheTest, TwoProcessesBuildingTheSameEntryCompileOnce) {
       (void)!::read(gate[0], &ignored, 1);
       try {
         CacheCounters counters;
-        std::string library = ArtifactCache(root_).get_or_build(request, slow, counters);
+        std::string library = ArtifactCache(root_).get_or_build(request, slow, counters).path;
         ::_exit(call_kernel_value(library) == 14 ? 0 : 1);
       } catch (...) {
         ::_exit(2);
@@ -267,10 +267,93 @@ TEST(ArtifactCacheRoot, DefaultRootFollowsEnvironment) {
   }
   {
     testing::ScopedEnv dir("TILEFUSE_CACHE_DIR", std::nullopt);
-    EXPECT_THAT(ArtifactCache::default_root(), ::testing::StartsWith("/tmp/tilefuse_"));
+    testing::ScopedEnv xdg("XDG_CACHE_HOME", "/home/u/.xdg-cache");
+    EXPECT_EQ(ArtifactCache::default_root(), "/home/u/.xdg-cache/tilefuse");
+  }
+  {
+    testing::ScopedEnv dir("TILEFUSE_CACHE_DIR", std::nullopt);
+    testing::ScopedEnv xdg("XDG_CACHE_HOME", std::nullopt);
+    testing::ScopedEnv home("HOME", "/home/u");
+    EXPECT_EQ(ArtifactCache::default_root(), "/home/u/.cache/tilefuse");
+  }
+  {
+    // A relative XDG_CACHE_HOME is invalid by the XDG spec and ignored.
+    testing::ScopedEnv dir("TILEFUSE_CACHE_DIR", std::nullopt);
+    testing::ScopedEnv xdg("XDG_CACHE_HOME", "relative/cache");
+    testing::ScopedEnv home("HOME", "/home/u");
+    EXPECT_EQ(ArtifactCache::default_root(), "/home/u/.cache/tilefuse");
   }
   testing::ScopedEnv dir("TILEFUSE_CACHE_DIR", "");
   EXPECT_THROW(ArtifactCache::default_root(), UserError);
+}
+
+}  // namespace
+}  // namespace tilefuse::build
+
+namespace tilefuse::build {
+namespace {
+
+// The cache root must be a real directory: a symlink (here one owned by "nobody" when the test
+// runs as root) is refused even if it points at a private directory of ours.
+TEST_F(ArtifactCacheTest, SymlinkedRootIsRefused) {
+  const std::string target = dir_.file("real");
+  fs::create_directory(target);
+  ::chmod(target.c_str(), 0700);
+  const std::string link = dir_.file("link");
+  fs::create_directory_symlink(target, link);
+  if (::geteuid() == 0) ASSERT_EQ(::lchown(link.c_str(), 65534, 65534), 0);
+  try {
+    ArtifactCache cache(link);
+    FAIL() << "expected UserError";
+  } catch (const UserError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("is a symbolic link"));
+    EXPECT_THAT(error.what(), HasSubstr(link));
+  }
+}
+
+// A directory above the root that another user can write to (no sticky bit) could swap the
+// root for another one after the check: refused. With the sticky bit (like /tmp) it is fine.
+TEST_F(ArtifactCacheTest, RootUnderADirectoryOthersCanChangeIsRefused) {
+  const std::string open_dir = dir_.file("shared");
+  fs::create_directory(open_dir);
+  ASSERT_EQ(::chmod(open_dir.c_str(), 0777), 0);
+  try {
+    ArtifactCache cache(open_dir + "/cache");
+    FAIL() << "expected UserError";
+  } catch (const UserError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("which another user can change"));
+    EXPECT_THAT(error.what(), HasSubstr(open_dir));
+  }
+  ASSERT_EQ(::chmod(open_dir.c_str(), 01777), 0);
+  EXPECT_NO_THROW(ArtifactCache cache(open_dir + "/cache"));
+}
+
+TEST_F(ArtifactCacheTest, RootUnderAForeignSymlinkIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to hand a symlink to another user";
+  const std::string target = dir_.file("elsewhere");
+  fs::create_directory(target);
+  const std::string link = dir_.file("foreign_link");
+  fs::create_directory_symlink(target, link);
+  ASSERT_EQ(::lchown(link.c_str(), 65534, 65534), 0);
+  EXPECT_THROW(ArtifactCache cache(link + "/cache"), UserError);
+}
+
+// The compiler's -march=native target is part of every key: a cache filled on one CPU is
+// rebuilt, never loaded, on a CPU whose features differ.
+TEST_F(ArtifactCacheTest, TargetEntersTheKey) {
+  Toolchain avx512 = toolchain_;
+  avx512.set_target("AVX512F AVX2 FMA | macros-sha256=fake-zen4");
+  Toolchain avx2 = toolchain_;
+  avx2.set_target("AVX2 FMA | macros-sha256=fake-haswell");
+  const ArtifactRequest request = request_returning(21);
+  EXPECT_NE(cache_.artifact_hash(request, avx512), cache_.artifact_hash(request, avx2));
+  cache_.get_or_build(request, avx512, counters_);
+  cache_.get_or_build(request, avx2, counters_);
+  cache_.get_or_build(request, avx512, counters_);
+  EXPECT_EQ(counters_.compiles, 2);
+  EXPECT_EQ(counters_.cache_hits, 1);
+  EXPECT_THAT(toolchain_.identity, HasSubstr("target"));
+  EXPECT_FALSE(toolchain_.target.empty());
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ inline std::string write_counting_compiler(const TempDir& dir, const std::string
   const std::string script = dir.file("counting-c++");
   write_text(script,
              "#!/bin/sh\n"
-             "case \"$1\" in --version) ;; *) echo compile >> '" + log + "'; sleep " + delay + " ;; esac\n"
+             "case \"$1\" in --version|-E) ;; *) echo compile >> '" + log + "'; sleep " + delay + " ;; esac\n"
              "exec c++ \"$@\"\n");
   ::chmod(script.c_str(), 0700);
   return script;

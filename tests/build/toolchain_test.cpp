@@ -1,6 +1,9 @@
 #include "build/toolchain.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <chrono>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -80,6 +83,44 @@ TEST(Toolchain, CompileErrorCarriesDiagnosticsAndCommand) {
   EXPECT_THAT(message, HasSubstr("-march=native"));     // the command line
   EXPECT_THAT(message, HasSubstr("bad.cpp"));
   EXPECT_FALSE(std::filesystem::exists(dir.file("bad.so")));
+}
+
+// A compiler that hangs (here: a wrapper that sleeps, and the sleep it started) is killed with
+// its process group after TILEFUSE_COMPILE_TIMEOUT, and the error names the source.
+TEST(Toolchain, HangingCompileTimesOutNamingTheSource) {
+  testing::TempDir dir;
+  const std::string wrapper = dir.file("slow-c++");
+  testing::write_text(wrapper, "#!/bin/sh\ncase \"$1\" in --version|-E) exec c++ \"$@\";; esac\nsleep 30\n");
+  ::chmod(wrapper.c_str(), 0700);
+  testing::write_text(dir.file("kernel_slow.cpp"), "int f() { return 1; }\n");
+  testing::ScopedEnv cxx("TILEFUSE_CXX", wrapper);
+  const Toolchain toolchain = Toolchain::from_environment();
+  testing::ScopedEnv timeout("TILEFUSE_COMPILE_TIMEOUT", "0.5");
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message =
+      user_error([&] { compile_shared_library(toolchain, dir.file("kernel_slow.cpp"), dir.file("k.so")); });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));  // killed, not waited for
+  EXPECT_THAT(message, HasSubstr("kernel_slow.cpp"));
+  EXPECT_THAT(message, HasSubstr("timed out after 0.5 s (TILEFUSE_COMPILE_TIMEOUT)"));
+}
+
+TEST(Toolchain, InvalidCompileTimeoutNamesTheVariable) {
+  testing::TempDir dir;
+  testing::write_text(dir.file("k.cpp"), "int f() { return 1; }\n");
+  const Toolchain toolchain = Toolchain::from_environment();
+  testing::ScopedEnv timeout("TILEFUSE_COMPILE_TIMEOUT", "-3");
+  EXPECT_THAT(user_error([&] { compile_shared_library(toolchain, dir.file("k.cpp"), dir.file("k.so")); }),
+              HasSubstr("TILEFUSE_COMPILE_TIMEOUT is '-3'"));
+}
+
+// The target enters the identity: what -march=native means on this machine.
+TEST(Toolchain, IdentityNamesTheNativeTarget) {
+  const Toolchain toolchain = Toolchain::from_environment();
+  EXPECT_THAT(toolchain.target, HasSubstr("macros-sha256="));
+  EXPECT_THAT(toolchain.identity, HasSubstr(toolchain.target));
+#if defined(__AVX2__)
+  EXPECT_THAT(toolchain.target, HasSubstr("AVX2"));
+#endif
 }
 
 }  // namespace

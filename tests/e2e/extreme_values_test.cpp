@@ -64,3 +64,48 @@ INSTANTIATE_TEST_SUITE_P(Transcendental, ExtremeValues,
 
 }  // namespace
 }  // namespace tilefuse
+
+namespace tilefuse {
+namespace {
+
+// A product whose partial products overflow f32 before a zero arrives: the reference multiplies
+// in double and gets 0; a kernel multiplying f32 lanes gets inf * 0 = NaN. Rows long enough for
+// the vector body, the pack path and the scalar tail.
+TEST(ExtremeProducts, ReduceProdAccumulatesLikeTheReference) {
+  const int64_t rows = 3, cols = 16 * 4 * 2 + 5;
+  std::vector<float> values(static_cast<size_t>(rows * cols), 1.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      float& v = values[static_cast<size_t>(r * cols + c)];
+      if (c % 16 == r) v = 1e30f;  // every lane's product overflows f32 after two of these
+      if (c == cols - 1 - r) v = 0.0f;
+    }
+  }
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {Dim(rows), Dim(cols)});
+  Value* y = g.add_node("ReduceProd", "prod", {x}, {"y"}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}})
+                 ->outputs[0];
+  g.add_output(y);
+  g.infer_shapes();
+  const fs::path cache = fs::temp_directory_path() / ("tilefuse_extreme_prod_" + std::to_string(::getpid()));
+  runtime::ExecutorOptions options;
+  options.device.threads = 1;
+  options.cache_dir = cache.string();
+  options.hardware = tiling::detect_hardware();
+  runtime::ExecutorCounters counters;
+  const std::map<std::string, Tensor> inputs = {{"x", Tensor::from_vector(DType::f32, {rows, cols}, values)}};
+  std::vector<Tensor> actual;
+  {
+    runtime::Executor exe(g, options, counters);
+    actual = exe.run(inputs);
+  }
+  fs::remove_all(cache);
+  const std::vector<Tensor> expected = reference::run_graph(g, inputs);
+  for (int64_t r = 0; r < rows; ++r) {
+    EXPECT_EQ(expected[0].get_f64(r), 0.0) << "row " << r;
+    EXPECT_EQ(actual[0].get_f64(r), 0.0) << "row " << r;
+  }
+}
+
+}  // namespace
+}  // namespace tilefuse

@@ -25,8 +25,8 @@ class ExternalData : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // y = x + w, w (4 floats) stored at `offset` of `location`.
-  std::string write_model(const std::string& location, int64_t offset) {
+  // y = x + w, w (4 floats) stored at `offset` of `location`, `length` bytes long.
+  std::string write_model(const std::string& location, int64_t offset, const std::string& length = "16") {
     test::ModelBuilder b;
     b.input("x", onnx::TensorProto::FLOAT, {4}).output("y", onnx::TensorProto::FLOAT, {4});
     onnx::TensorProto w = test::make_tensor("w", onnx::TensorProto::FLOAT, {4});
@@ -38,7 +38,7 @@ class ExternalData : public ::testing::Test {
     };
     add_entry("location", location);
     add_entry("offset", std::to_string(offset));
-    add_entry("length", "16");
+    add_entry("length", length);
     b.initializer(w);
     b.node("Add", {"x", "w"}, {"y"}, "add");
     std::string path = (fs::path(dir_) / "model.onnx").string();
@@ -70,6 +70,42 @@ TEST_F(ExternalData, LocationsOutsideTheModelFolderAreRefused) {
 TEST_F(ExternalData, RangesBeyondTheFileAreRefused) {
   std::ofstream(fs::path(dir_) / "short.data", std::ios::binary) << "1234";
   EXPECT_THAT(user_error([&] { import_onnx_file(write_model("short.data", 0)); }), HasSubstr("lies outside"));
+}
+
+// A link inside the folder that points out of it is refused like "..": symlinks are followed
+// first, then the resolved file must lie inside the model's folder.
+TEST_F(ExternalData, SymlinksPointingOutOfTheModelFolderAreRefused) {
+  const fs::path outside = fs::path(dir_ + "_outside");
+  fs::create_directory(outside);
+  std::ofstream(outside / "secret.bin", std::ios::binary) << std::string(16, 'x');
+  fs::create_symlink(outside / "secret.bin", fs::path(dir_) / "weights.bin");
+  const std::string message = user_error([&] { import_onnx_file(write_model("weights.bin", 0)); });
+  fs::remove_all(outside);
+  EXPECT_THAT(message, HasSubstr("outside the model's folder"));
+  EXPECT_THAT(message, HasSubstr("initializer 'w'"));
+}
+
+TEST_F(ExternalData, SymlinksInsideTheModelFolderAreFollowed) {
+  const float weights[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  fs::create_directory(fs::path(dir_) / "blobs");
+  std::ofstream(fs::path(dir_) / "blobs" / "w.bin", std::ios::binary)
+      .write(reinterpret_cast<const char*>(weights), sizeof(weights));
+  fs::create_symlink("blobs/w.bin", fs::path(dir_) / "w.link");
+  Graph g = import_onnx_file(write_model("w.link", 0));
+  EXPECT_EQ(g.find_value("w")->constant->get_f64(3), 4.0);
+}
+
+// The length must be what the dims and type need, checked before anything is read: a model
+// cannot make us read a 1 TB file into memory for a 4-float initializer.
+TEST_F(ExternalData, LengthMustMatchTheTensorBeforeReading) {
+  std::ofstream(fs::path(dir_) / "big.data", std::ios::binary) << std::string(64, 'x');
+  EXPECT_THAT(user_error([&] { import_onnx_file(write_model("big.data", 0, "64")); }),
+              HasSubstr("has 64 bytes at offset 0, but its dims and element type need 16"));
+}
+
+TEST_F(ExternalData, DirectoriesAreNotDataFiles) {
+  fs::create_directory(fs::path(dir_) / "folder");
+  EXPECT_THAT(user_error([&] { import_onnx_file(write_model("folder", 0)); }), HasSubstr("is not a regular file"));
 }
 
 TEST_F(ExternalData, BytesWithoutAFileCannotUseExternalData) {

@@ -36,15 +36,6 @@ Totals& totals() {
   return t;
 }
 
-runtime::ExecutorOptions options(bool fuse) {
-  runtime::ExecutorOptions o;
-  o.fuse = fuse;
-  o.device.threads = 2;
-  o.compile_threads = 2;
-  o.cache_dir = temp_cache_dir();
-  return o;
-}
-
 // Runs the spec's graph on its own dims and on each of `more_dims` (same rank: symbolic graphs
 // only), fused, and unfused too if asked.
 void check_case(const GraphSpec& spec, const std::vector<std::vector<int64_t>>& more_dims, bool also_unfused) {
@@ -55,8 +46,8 @@ void check_case(const GraphSpec& spec, const std::vector<std::vector<int64_t>>& 
     rebound.dims = dims;
     input_sets.push_back(random_inputs(build_graph(rebound), spec.data_seed + input_sets.size()));
   }
-  std::string report = mismatches_against_reference(built.graph, input_sets, options(true), totals().counters);
-  if (also_unfused) report += mismatches_against_reference(built.graph, input_sets, options(false), totals().counters);
+  std::string report = mismatches_against_reference(built.graph, input_sets, property_options(true), totals().counters);
+  if (also_unfused) report += mismatches_against_reference(built.graph, input_sets, property_options(false), totals().counters);
   totals().cases += static_cast<int>(input_sets.size());
   if (!report.empty()) RC_FAIL(report);
 }

@@ -1,5 +1,6 @@
 // A private kernel cache directory (mkdtemp) for one test process, removed with everything in it
-// at exit: property cases share it, so equal kernels compile once per process.
+// at exit: property cases share it, so equal kernels compile once per process. And the executor
+// options every property runs with: two workers, two compile threads, that cache.
 #pragma once
 
 #include <stdlib.h>
@@ -7,6 +8,8 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+
+#include "runtime/executor.h"
 
 namespace tilefuse::property {
 
@@ -25,6 +28,15 @@ inline const std::string& temp_cache_dir() {
   };
   static Dir dir;
   return dir.path;
+}
+
+inline runtime::ExecutorOptions property_options(bool fuse) {
+  runtime::ExecutorOptions o;
+  o.fuse = fuse;
+  o.device.threads = 2;
+  o.compile_threads = 2;
+  o.cache_dir = temp_cache_dir();
+  return o;
 }
 
 }  // namespace tilefuse::property

@@ -1,5 +1,6 @@
 #include "execution_flags.h"
 
+#include "ir/memory_budget.h"
 #include "tune/autotune_config.h"
 
 namespace tilefuse::cli {
@@ -8,15 +9,23 @@ void add_execution_flags(CLI::App* sub, ExecutionFlags& flags) {
   sub->add_option("--threads", flags.threads, "Worker threads (device limit); default TILEFUSE_NUM_THREADS or all cores");
   sub->add_option("--compile-threads", flags.compile_threads,
                   "Parallel kernel compiles; default TILEFUSE_COMPILE_THREADS or all cores (1 = synchronous)");
-  sub->add_option("--cache-dir", flags.cache_dir, "Kernel cache; default TILEFUSE_CACHE_DIR or /tmp/tilefuse_<user>");
+  sub->add_option("--cache-dir", flags.cache_dir, "Kernel cache; default TILEFUSE_CACHE_DIR, else $XDG_CACHE_HOME/tilefuse or ~/.cache/tilefuse");
   sub->add_option("--topn", flags.topn,
                   "Tiling candidates measured per static kernel on the first run (1-10); default TILEFUSE_AUTOTUNE_TOPN or 1");
   sub->add_option("--debug-dir", flags.debug_dir,
                   "Dump every generated artifact (tiling, candidate sources, standalone benchmarks) here; default "
                   "TILEFUSE_DEBUG_DIR");
+  sub->add_option("--max-memory", flags.max_memory,
+                  "Memory cap for the model's tensors, arena and outputs, e.g. 8G or 512MiB; default "
+                  "TILEFUSE_MAX_MEMORY or the machine's physical memory");
 }
 
 api::ExecutionOptions execution_options(const ExecutionFlags& flags) {
+  if (!flags.max_memory.empty()) {
+    set_max_memory(parse_memory_size(flags.max_memory, "--max-memory"));
+  } else {
+    max_memory();  // validates TILEFUSE_MAX_MEMORY now, before any other work
+  }
   return {.threads = flags.threads,
           .compile_threads = flags.compile_threads,
           .autotune_topn = tune::resolve_autotune_topn(flags.topn),

@@ -17,12 +17,14 @@ struct ExecutionFlags {
   std::optional<int> topn;
   std::string cache_dir;
   std::string debug_dir;
+  std::string max_memory;
 };
 
 void add_execution_flags(CLI::App* sub, ExecutionFlags& flags);
 
 // The flags as the API takes them, TopN (flag or TILEFUSE_AUTOTUNE_TOPN) validated here: call
-// it before any other work so a configuration error comes first.
+// it before any other work so a configuration error comes first. Sets the process's memory cap
+// (--max-memory, else TILEFUSE_MAX_MEMORY, else physical memory) before the model is loaded.
 api::ExecutionOptions execution_options(const ExecutionFlags& flags);
 
 }  // namespace tilefuse::cli

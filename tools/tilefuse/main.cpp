@@ -2,6 +2,7 @@
 // flags: the message says what to fix), 2 internal error (a bug in tilefuse).
 #include <exception>
 #include <iostream>
+#include <new>
 #include <optional>
 #include <string>
 
@@ -60,6 +61,12 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const UserError& e) {
     std::cerr << "error: " << e.what() << "\n";
+    return kExitUserError;
+  } catch (const std::bad_alloc&) {
+    // An allocation the memory cap did not foresee (a library's, a container's): the machine
+    // ran out, which the user can act on; not a bug report.
+    std::cerr << "error: out of memory; lower the model's sizes or the memory cap (TILEFUSE_MAX_MEMORY or "
+                 "--max-memory) so that tilefuse refuses such sizes up front\n";
     return kExitUserError;
   } catch (const std::exception& e) {
     return report_internal_error(e.what());

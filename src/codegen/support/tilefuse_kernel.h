@@ -309,15 +309,20 @@ struct SumAcc {
   void fold() { total += xsimd::hadd(lanes); lanes = VF(0.0f); pending = 0; }
   float result() { fold(); return float(total); }
 };
+// Products multiply in double lanes, as the reference does: in f32 a partial product of large
+// values overflows to inf, and a later 0 turns it into NaN where the reference's result is 0.
 struct ProdAcc {
-  VF lanes = VF(1.0f);
+  alignas(64) double lanes[kLanes];
   double total = 1.0;
-  void add(VF v) { lanes *= v; }
-  void add(const VP& v) { add(tf::fold([](VF a, VF b) { return a * b; }, v)); }
+  ProdAcc() { for (double& l : lanes) l = 1.0; }
+  void add(VF v) {
+    alignas(64) float t[kLanes]; v.store_aligned(t);
+    for (int64_t i = 0; i < kLanes; ++i) lanes[i] *= double(t[i]);
+  }
+  void add(const VP& v) { unrolled<kPackVectors>([&](auto k) { add(v.v[k]); }); }
   void add(float v) { total *= v; }
   float result() {
-    alignas(64) float t[kLanes]; lanes.store_aligned(t);
-    for (float x : t) total *= x;
+    for (double l : lanes) total *= l;
     return float(total);
   }
 };

@@ -1,0 +1,177 @@
+#include "property/structure_spec.h"
+
+#include <fmt/format.h>
+
+#include "ir/printer.h"
+
+namespace tilefuse::property {
+namespace {
+
+const char* const kUnary[] = {"Relu", "Neg", "Abs"};
+const char* const kBinary[] = {"Add", "Mul", "Sub"};
+
+template <size_t N>
+const char* pick(const char* const (&ops)[N], int which) {
+  return ops[static_cast<size_t>(which) % N];
+}
+
+class StructureBuilder {
+ public:
+  explicit StructureBuilder(const StructureSpec& spec) : spec_(spec) {
+    Shape domain;
+    for (size_t i = 0; i < spec.dims.size(); ++i) {
+      std::string symbol = fmt::format("d{}", i);
+      bindings_[symbol] = spec.dims[i];
+      domain.push_back(spec.symbolic ? Dim(SymExpr::symbol(symbol)) : Dim(spec.dims[i]));
+    }
+    pool_.push_back(input(domain));
+  }
+
+  BuiltGraph run() {
+    if (spec_.unused_input) input({Dim(3)});
+    for (const StepSpec& step : spec_.steps) pool_.push_back(apply(step));
+    mark_outputs();
+    return std::move(out_);
+  }
+
+ private:
+  Graph& graph() { return out_.graph; }
+
+  Value* input(const Shape& shape) {
+    std::string name = fmt::format("in{}", out_.input_dims.size());
+    std::vector<int64_t>& dims = out_.input_dims[name];
+    for (const Dim& d : shape) dims.push_back(d.evaluate(bindings_));
+    return graph().add_input(name, DType::f32, shape);
+  }
+
+  Value* node(const std::string& op, std::vector<Value*> inputs, AttributeMap attrs = {}) {
+    std::string id = fmt::format("{}", next_id_++);
+    Value* v = graph().add_node(op, op + id, std::move(inputs), {"v" + id}, std::move(attrs))->outputs[0];
+    graph().infer_shapes();
+    return v;
+  }
+
+  Value* constant(Tensor t) { return graph().add_constant(fmt::format("c{}", next_id_++), std::move(t)); }
+  Value* i64_constant(const std::vector<int64_t>& values) {
+    return constant(Tensor::from_vector(DType::i64, {static_cast<int64_t>(values.size())}, values));
+  }
+
+  Value* operand(int choice) { return pool_[static_cast<size_t>(choice) % pool_.size()]; }
+
+  // An earlier value of the same shape, else a new input of `lhs`'s shape.
+  Value* same_shape(Value* lhs, int choice) {
+    for (size_t k = 0; k < pool_.size(); ++k) {
+      Value* v = pool_[(static_cast<size_t>(choice) + k) % pool_.size()];
+      if (v != lhs && v->shape == lhs->shape) return v;
+    }
+    return input(lhs->shape);
+  }
+
+  Value* apply(const StepSpec& step) {
+    Value* x = operand(step.operand);
+    switch (step.kind) {
+      case StepKind::Unary: return node(pick(kUnary, step.which), {x});
+      case StepKind::Binary: return node(pick(kBinary, step.which), {x, same_shape(x, step.other)});
+      case StepKind::View: return view(x, step.which);
+      case StepKind::MatMul: return matmul(x, step.which);
+      case StepKind::Concat: return node("Concat", {x, same_shape(x, step.other)}, {{"axis", int64_t{0}}});
+    }
+    return nullptr;
+  }
+
+  // Each kind of view the executor aliases instead of copying.
+  Value* view(Value* x, int which) {
+    switch (which % 5) {
+      case 0: return node("Reshape", {x, i64_constant({-1})});
+      case 1: return node("Flatten", {x}, {{"axis", int64_t{x->rank() > 1 ? 1 : 0}}});
+      case 2: return node("Unsqueeze", {x, i64_constant({0})});
+      case 3: return node("Squeeze", {node("Unsqueeze", {x, i64_constant({-1})}), i64_constant({-1})});
+      default: return node("Identity", {x});
+    }
+  }
+
+  // x @ w with w a new input [k, 3] (a BLAS step); rank-0 values are reshaped to [1] first.
+  Value* matmul(Value* x, int which) {
+    if (x->rank() == 0) x = node("Reshape", {x, i64_constant({1})});
+    Value* w = input({x->shape.back(), Dim(which % 2 == 0 ? 3 : 1)});
+    return node("MatMul", {x, w});
+  }
+
+  // Every value nothing uses is an output, then the spec's extra ones (views, values read later,
+  // repeats), then an input and a constant if asked.
+  void mark_outputs() {
+    for (size_t i = 1; i < pool_.size(); ++i) {
+      if (pool_[i]->users.empty()) graph().add_output(pool_[i]);
+    }
+    for (int choice : spec_.extra_outputs) graph().add_output(operand(choice));
+    if (spec_.input_as_output) graph().add_output(pool_.front());
+    if (spec_.constant_as_output) {
+      graph().add_output(constant(Tensor::from_vector(DType::f32, {2}, std::vector<float>{1.5f, -2.0f})));
+    }
+    if (graph().outputs().empty()) graph().add_output(pool_.back());
+  }
+
+  const StructureSpec& spec_;
+  SymbolBindings bindings_;
+  BuiltGraph out_;
+  std::vector<Value*> pool_;
+  int next_id_ = 0;
+};
+
+rc::Gen<StepSpec> step_spec() {
+  return rc::gen::build<StepSpec>(
+      rc::gen::set(&StepSpec::kind, rc::gen::weightedElement<StepKind>({{25, StepKind::Unary},
+                                                                        {20, StepKind::Binary},
+                                                                        {30, StepKind::View},
+                                                                        {12, StepKind::MatMul},
+                                                                        {8, StepKind::Concat}})),
+      rc::gen::set(&StepSpec::which, rc::gen::inRange(0, 60)), rc::gen::set(&StepSpec::operand, rc::gen::inRange(0, 60)),
+      rc::gen::set(&StepSpec::other, rc::gen::inRange(0, 60)));
+}
+
+}  // namespace
+
+rc::Gen<StructureSpec> structure_spec() {
+  auto dims = rc::gen::mapcat(rc::gen::inRange<size_t>(1, 4), [](size_t rank) {
+    return rc::gen::container<std::vector<int64_t>>(rank, rc::gen::inRange<int64_t>(1, 10));
+  });
+  auto steps = rc::gen::mapcat(rc::gen::inRange(1, 8), [](int n) {
+    return rc::gen::container<std::vector<StepSpec>>(static_cast<size_t>(n), step_spec());
+  });
+  auto extra = rc::gen::mapcat(rc::gen::inRange(0, 4), [](int n) {
+    return rc::gen::container<std::vector<int>>(static_cast<size_t>(n), rc::gen::inRange(0, 60));
+  });
+  auto one_in = [](int n) { return rc::gen::map(rc::gen::inRange(0, n), [](int v) { return v == 0; }); };
+  return rc::gen::build<StructureSpec>(
+      rc::gen::set(&StructureSpec::dims, dims),
+      rc::gen::set(&StructureSpec::symbolic, rc::gen::map(rc::gen::inRange(0, 8), [](int v) { return v != 0; })),
+      rc::gen::set(&StructureSpec::steps, steps), rc::gen::set(&StructureSpec::extra_outputs, extra),
+      rc::gen::set(&StructureSpec::input_as_output, one_in(6)),
+      rc::gen::set(&StructureSpec::constant_as_output, one_in(6)),
+      rc::gen::set(&StructureSpec::unused_input, one_in(4)),
+      rc::gen::set(&StructureSpec::data_seed, rc::gen::arbitrary<uint64_t>()));
+}
+
+BuiltGraph build_structure(const StructureSpec& spec) { return StructureBuilder(spec).run(); }
+
+StructureSpec with_dims(StructureSpec spec, std::vector<int64_t> dims) {
+  spec.dims = std::move(dims);
+  return spec;
+}
+
+void showValue(const StructureSpec& spec, std::ostream& os) {
+  os << "dims [";
+  for (size_t i = 0; i < spec.dims.size(); ++i) os << (i ? ", " : "") << spec.dims[i];
+  os << "] " << (spec.symbolic ? "symbolic" : "static") << " data_seed " << spec.data_seed
+     << (spec.input_as_output ? " input-as-output" : "") << (spec.constant_as_output ? " constant-as-output" : "")
+     << (spec.unused_input ? " unused-input" : "") << "\n";
+  for (const StepSpec& s : spec.steps) {
+    os << "  step kind " << static_cast<int>(s.kind) << " which " << s.which << " operand " << s.operand << " other "
+       << s.other << "\n";
+  }
+  os << "  extra outputs:";
+  for (int o : spec.extra_outputs) os << " " << o;
+  os << "\n" << print_graph(build_structure(spec).graph);
+}
+
+}  // namespace tilefuse::property
