@@ -58,8 +58,8 @@ fuzz: setup
 	@cmake --build build-fuzz --target fuzz_onnx_loader fuzz_ir_executor -j $(JOBS)
 	@mkdir -p build-fuzz/corpus build-fuzz/ir-corpus && cp examples/models/*.onnx build-fuzz/corpus/ \
 	  && cp fuzz/ir_corpus/*.ir build-fuzz/ir-corpus/
-	build-fuzz/fuzz_onnx_loader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 build-fuzz/corpus
-	build-fuzz/fuzz_ir_executor -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=120 build-fuzz/ir-corpus
+	build-fuzz/fuzz_onnx_loader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -artifact_prefix=build-fuzz/ build-fuzz/corpus
+	build-fuzz/fuzz_ir_executor -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=120 -artifact_prefix=build-fuzz/ build-fuzz/ir-corpus
 
 clean:
 	rm -rf $(BUILD_DIR) build-fuzz

@@ -45,6 +45,9 @@ std::string library_problem(const std::string& library, const nlohmann::json& me
   struct stat info {};
   if (::lstat(library.c_str(), &info) != 0) return "kernel.so is missing";
   if (!S_ISREG(info.st_mode)) return "kernel.so is not a regular file";
+  // Planted by someone else, or open to others' writes: never loaded, rebuilt as ours.
+  if (info.st_uid != ::geteuid()) return fmt::format("kernel.so is owned by uid {}, not by the current user", info.st_uid);
+  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) return "kernel.so is writable by group or others";
   const nlohmann::json bytes = meta.value("library_bytes", nlohmann::json());
   const nlohmann::json sha256 = meta.value("library_sha256", nlohmann::json());
   if (!bytes.is_number_integer() || !sha256.is_string()) return "meta.json lacks the library's size or hash";
@@ -73,6 +76,12 @@ std::string compile_into_place(const Toolchain& toolchain, const std::string& so
   } catch (...) {
     std::remove(temporary.c_str());
     throw;
+  }
+  // Private whatever the umask: the loader refuses libraries that others could write.
+  if (::chmod(temporary.c_str(), 0700) != 0) {
+    int err = errno;
+    std::remove(temporary.c_str());
+    fail_user("cannot make '{}' private: {}", temporary, std::strerror(err));
   }
   // Hashed before the rename, so the hash is of exactly the bytes the compiler wrote.
   std::string sha256 = sha256_file_hex(temporary);

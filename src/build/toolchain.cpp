@@ -1,6 +1,9 @@
 #include "build/toolchain.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <cstdlib>
 #include <sstream>
 
@@ -102,14 +105,29 @@ std::string join(const std::vector<std::string>& words) {
   return text;
 }
 
+// What a compiler command says of itself (its version line and native target), asked once per
+// process: every executor reads the toolchain, and the two queries cost tens of milliseconds.
+std::pair<std::string, std::string> compiler_facts(const std::vector<std::string>& command) {
+  static std::mutex mutex;
+  static std::map<std::vector<std::string>, std::pair<std::string, std::string>> known;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = known.find(command); it != known.end()) return it->second;
+  }
+  std::pair<std::string, std::string> facts = {compiler_version_line(command), native_target(command)};
+  std::lock_guard<std::mutex> lock(mutex);
+  return known.emplace(command, std::move(facts)).first->second;
+}
+
 }  // namespace
 
 Toolchain Toolchain::from_environment() {
   Toolchain toolchain;
   toolchain.command = compiler_command_from_environment();
   toolchain.flags = kFlags;
-  toolchain.version = compiler_version_line(toolchain.command);
-  toolchain.set_target(native_target(toolchain.command));
+  std::string target;
+  std::tie(toolchain.version, target) = compiler_facts(toolchain.command);
+  toolchain.set_target(std::move(target));
   return toolchain;
 }
 

@@ -267,9 +267,9 @@ struct Executor::Impl {
       p.arena = Arena(std::max<size_t>(mp.arena_bytes, 64));
     } catch (const UserError& error) {
       // Name the tensor that asks the most, so a user can tell which shape is to blame.
+      if (order.empty()) throw;
       size_t largest = 0;
       for (size_t i = 1; i < requests.size(); ++i) largest = requests[i].bytes > requests[largest].bytes ? i : largest;
-      if (order.empty()) throw;
       fail_user("{} (its largest tensor is '{}' of shape {}: {} bytes)", error.what(), order[largest]->name,
                 dims_to_string(p.shapes.at(order[largest])), requests[largest].bytes);
     }

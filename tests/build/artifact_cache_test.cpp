@@ -118,6 +118,32 @@ TEST_F(ArtifactCacheTest, LibraryCorruptedInPlaceIsRebuilt) {
   EXPECT_EQ(call_kernel_value(library), 6);
 }
 
+// A library planted in place of ours (a symlink to another library, or a file that another user
+// owns or may write) is never reused: the entry is rebuilt as a regular file of ours.
+TEST_F(ArtifactCacheTest, PlantedLibraryIsRebuilt) {
+  const std::string library = build(request_returning(9));
+  const std::string planted = dir_.file("planted.so");
+  fs::copy_file(library, planted);
+  fs::remove(library);
+  fs::create_symlink(planted, library);
+  build(request_returning(9));
+  EXPECT_FALSE(fs::is_symlink(library));
+  ::chmod(library.c_str(), 0666);
+  build(request_returning(9));
+  EXPECT_EQ(counters_.rebuilds, 2);
+  struct stat info {};
+  ASSERT_EQ(::lstat(library.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & (S_IWGRP | S_IWOTH), 0u);
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(library.c_str(), 65534, 65534), 0);
+    build(request_returning(9));
+    EXPECT_EQ(counters_.rebuilds, 3);
+    ASSERT_EQ(::lstat(library.c_str(), &info), 0);
+    EXPECT_EQ(info.st_uid, 0u);
+  }
+  EXPECT_EQ(call_kernel_value(library), 9);
+}
+
 TEST_F(ArtifactCacheTest, GarbageMetaIsRebuilt) {
   const ArtifactRequest request = request_returning(8);
   build(request);

@@ -90,10 +90,12 @@ class StructureBuilder {
     }
   }
 
-  // x @ w with w a new input [k, 3] (a BLAS step); rank-0 values are reshaped to [1] first.
+  // x @ w with w a new input [k, 3] or [k, 1] (a BLAS step); for a matrix x, sometimes as Gemm
+  // with a bias row.
   Value* matmul(Value* x, int which) {
-    if (x->rank() == 0) x = node("Reshape", {x, i64_constant({1})});
-    Value* w = input({x->shape.back(), Dim(which % 2 == 0 ? 3 : 1)});
+    const Dim n(which % 2 == 0 ? 3 : 1);
+    Value* w = input({x->shape.back(), n});
+    if (x->rank() == 2 && which % 4 >= 2) return node("Gemm", {x, w, input({n})}, {{"beta", 0.5}});
     return node("MatMul", {x, w});
   }
 
