@@ -294,6 +294,14 @@ class Planner {
       return step;
     }
     const Group& g = groups_[group_of_.at(nodes.front())];
+    // Merges are only made where the merged group has an iteration space; a lone op may still
+    // have none (dims that are symbolic expressions which do not provably broadcast): the
+    // reference kernels run it, as a host step.
+    if (g.nodes.size() == 1 && !derive_iteration_space(g.nodes).space) {
+      step.kind = StepKind::Host;
+      step.node = nodes.front();
+      return step;
+    }
     step.kernel = make_kernel(g);
     step.kernel.name = kernel_name(g.nodes, kernel_index++);
     return step;

@@ -128,6 +128,16 @@ graph g(%x: f32[8, 16], %w: f32[16, 4]) -> (%r, %n) {
 )");
 }
 
+// Found by the IR fuzzer: a lone op over dims that are symbolic expressions the iteration space
+// cannot prove to broadcast was an internal error; it now runs on the reference kernels.
+TEST_P(ExecutorOutputs, OpWithoutAnIterationSpaceRunsAsAHostStep) {
+  expect_matches_reference(R"(
+graph g(%x: f32[N, 8], %b: f32[8 - R + R2], %r: f32[R], %r2: f32[R2]) -> (%t, %r, %r2) {
+  %t = Add(%x, %b)
+}
+)", {{"N", 2}, {"R", 5}, {"R2", 5}});
+}
+
 // A graph of library and view steps only: no kernel to compile at all.
 TEST_P(ExecutorOutputs, PlanWithoutKernels) {
   expect_matches_reference(R"(
