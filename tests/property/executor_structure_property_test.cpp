@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
+#include "property/property_params.h"
 #include "property/reference_check.h"
 #include "property/structure_spec.h"
 #include "property/temp_cache_dir.h"
@@ -65,11 +66,7 @@ void trace_case(const StructureSpec& spec) {
 
 TEST(ExecutorStructure, FusedAndUnfusedMatchReferenceOnEveryOutput) {
   spdlog::set_level(spdlog::level::warn);
-  rc::detail::TestParams params = rc::detail::configuration().testParams;
-  const char* env = std::getenv("RC_PARAMS");
-  if (env == nullptr || std::string(env).find("max_success") == std::string::npos) params.maxSuccess = 1000;
-  std::cout << "executor structure: " << params.maxSuccess << " graphs, seed " << params.seed << " (rerun: RC_PARAMS=\"seed="
-            << params.seed << "\")" << std::endl;
+  const rc::detail::TestParams params = property_params("executor structure", 1000);
   runtime::ExecutorCounters counters;
   const auto start = std::chrono::steady_clock::now();
   int checked = 0, skipped = 0;

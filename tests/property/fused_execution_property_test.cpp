@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include "property/graph_builder.h"
+#include "property/property_params.h"
 #include "property/reference_check.h"
 #include "property/temp_cache_dir.h"
 
@@ -57,11 +58,7 @@ void check_case(const GraphSpec& spec, const std::vector<std::vector<int64_t>>& 
 template <typename Property>
 void check_property(const char* name, int cases, Property property) {
   spdlog::set_level(spdlog::level::warn);  // one "kernels ready" line per case would bury a failure
-  rc::detail::TestParams params = rc::detail::configuration().testParams;
-  const char* env = std::getenv("RC_PARAMS");
-  if (env == nullptr || std::string(env).find("max_success") == std::string::npos) params.maxSuccess = cases;
-  std::cout << name << ": " << params.maxSuccess << " cases, seed " << params.seed << " (rerun: RC_PARAMS=\"seed="
-            << params.seed << "\")" << std::endl;
+  const rc::detail::TestParams params = property_params(name, cases);
   const auto& c = totals().counters.cache;
   const int cases_before = totals().cases;
   const int64_t compiles_before = c.compiles, hits_before = c.cache_hits;
