@@ -102,7 +102,7 @@ LibraryFile ArtifactCache::get_or_build(const ArtifactRequest& request, const To
   if (check.state == EntryCheck::State::kValid) {
     ++counters.cache_hits;
     spdlog::debug("cache hit for {} ({})", request.kernel_name, dir);
-    return entry.library();
+    return check.library;
   }
   if (check.state == EntryCheck::State::kInvalid) {
     ++counters.rebuilds;
@@ -110,9 +110,9 @@ LibraryFile ArtifactCache::get_or_build(const ArtifactRequest& request, const To
   }
   const auto start = std::chrono::steady_clock::now();
   ++counters.compiles;
-  entry.build(request.source, toolchain, record);
+  LibraryFile built = entry.build(request.source, toolchain, record);
   spdlog::info("compiled {} in {} ms", request.kernel_name, milliseconds_since(start));
-  return entry.library();
+  return built;
 }
 
 }  // namespace tilefuse::build

@@ -106,17 +106,10 @@ EntryCheck LibraryEntry::check(const nlohmann::json& record) const {
   }
   std::string problem = library_problem(library_path(), *meta);
   if (!problem.empty()) return {EntryCheck::State::kInvalid, problem};
-  return {EntryCheck::State::kValid, ""};
+  return {EntryCheck::State::kValid, "", {library_path(), (*meta)["library_sha256"].get<std::string>()}};
 }
 
-LibraryFile LibraryEntry::library() const {
-  std::optional<nlohmann::json> meta = read_json(meta_path());
-  const nlohmann::json sha256 = meta ? meta->value("library_sha256", nlohmann::json()) : nlohmann::json();
-  if (!sha256.is_string()) fail_internal("cache entry {} has no recorded library hash", dir_);
-  return {library_path(), sha256.get<std::string>()};
-}
-
-void LibraryEntry::build(const std::string& source, const Toolchain& toolchain, const nlohmann::json& record) const {
+LibraryFile LibraryEntry::build(const std::string& source, const Toolchain& toolchain, const nlohmann::json& record) const {
   make_directory(dir_);
   remove_leftovers(dir_);
   // Withdraw the old meta.json first: until the new one lands, the entry reads as incomplete.
@@ -128,6 +121,7 @@ void LibraryEntry::build(const std::string& source, const Toolchain& toolchain, 
   meta["library_bytes"] = std::filesystem::file_size(library_path());
   meta["library_sha256"] = sha256;
   io::write_file_atomically(meta_path(), meta.dump(2) + "\n");
+  return {library_path(), sha256};
 }
 
 }  // namespace tilefuse::build

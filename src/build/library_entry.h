@@ -15,17 +15,18 @@
 
 namespace tilefuse::build {
 
-struct EntryCheck {
-  enum class State { kMissing, kValid, kInvalid };
-  State state = State::kMissing;
-  std::string problem;  // why an invalid entry was rejected, for the log
-};
-
 // A library in the cache and the sha256 recorded for it: the loader hashes the descriptor it
 // loads from and compares (runtime/kernel_library.h), so the bytes checked are the bytes run.
 struct LibraryFile {
   std::string path;
   std::string sha256;
+};
+
+struct EntryCheck {
+  enum class State { kMissing, kValid, kInvalid };
+  State state = State::kMissing;
+  std::string problem;  // why an invalid entry was rejected, for the log
+  LibraryFile library;  // when kValid
 };
 
 class LibraryEntry {
@@ -40,13 +41,12 @@ class LibraryEntry {
   // kValid iff meta.json holds every field of `record` with the same value and kernel.so is a
   // regular file of the recorded size and sha256; kMissing if neither file exists.
   EntryCheck check(const nlohmann::json& record) const;
-  // The library with its recorded sha256; call after check() said kValid or after build().
-  LibraryFile library() const;
 
   // Writes kernel.cpp, compiles kernel.so, then writes meta.json (`record` + library_bytes +
   // library_sha256). Each file appears atomically; leftovers of an interrupted build are removed
-  // first. Throws UserError with the compiler's diagnostics if compilation fails.
-  void build(const std::string& source, const Toolchain& toolchain, const nlohmann::json& record) const;
+  // first. Returns the library and its sha256. Throws UserError with the compiler's diagnostics if
+  // compilation fails.
+  LibraryFile build(const std::string& source, const Toolchain& toolchain, const nlohmann::json& record) const;
 
  private:
   std::string dir_;

@@ -42,7 +42,7 @@ LibraryFile StaticKernelStore::get_or_build(const std::string& kernel_key, const
   const EntryCheck check = entry.check(record);
   if (check.state == EntryCheck::State::kValid) {
     ++counters.cache_hits;
-    return entry.library();
+    return check.library;
   }
   if (check.state == EntryCheck::State::kInvalid) {
     ++counters.rebuilds;
@@ -50,10 +50,10 @@ LibraryFile StaticKernelStore::get_or_build(const std::string& kernel_key, const
   }
   const auto start = std::chrono::steady_clock::now();
   ++counters.compiles;
-  entry.build(source, toolchain_, record);
+  LibraryFile built = entry.build(source, toolchain_, record);
   spdlog::info("compiled {} candidate {} in {} ms", kernel_.kernel_name, kernel_key,
                std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count());
-  return entry.library();
+  return built;
 }
 
 }  // namespace tilefuse::build

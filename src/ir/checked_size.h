@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -22,6 +23,10 @@ int64_t checked_numel(const std::vector<int64_t>& dims, std::string_view what);
 
 // checked_numel(dims) * dtype_size(dtype), refusing more than kMaxTensorBytes.
 size_t checked_nbytes(DType dtype, const std::vector<int64_t>& dims, std::string_view what);
+
+// checked_nbytes without a message: nullopt where checked_nbytes would throw. For paths that
+// run often (every tensor, every inferred shape) and build their message only when it is needed.
+std::optional<size_t> nbytes_if_valid(DType dtype, const std::vector<int64_t>& dims);
 
 // a + b for sizes, refusing a sum above kMaxTensorBytes.
 size_t checked_add_bytes(size_t a, size_t b, std::string_view what);

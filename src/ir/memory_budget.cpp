@@ -86,22 +86,35 @@ void set_max_memory(size_t bytes) {
 
 size_t reserved_memory() { return g_reserved.load(); }
 
-void reserve_memory(size_t bytes, std::string_view what) {
+bool try_reserve_memory(size_t bytes) {
   const size_t cap = max_memory();
   size_t current = g_reserved.load();
   do {
-    if (bytes > cap || current > cap - bytes) {
-      fail_user("{} needs {} ({} bytes), but only {} of the memory limit of {} are left; the limit is "
-                "TILEFUSE_MAX_MEMORY or --max-memory (default: physical memory)",
-                what, human_bytes(bytes), bytes, human_bytes(cap - std::min(cap, current)), human_bytes(cap));
-    }
+    if (bytes > cap || current > cap - bytes) return false;
   } while (!g_reserved.compare_exchange_weak(current, current + bytes));
+  return true;
+}
+
+bool memory_available(size_t bytes) {
+  const size_t cap = max_memory();
+  const size_t current = g_reserved.load();
+  return bytes <= cap && current <= cap - bytes;
+}
+
+void reserve_memory(size_t bytes, std::string_view what) {
+  if (try_reserve_memory(bytes)) return;
+  const size_t cap = max_memory();
+  const size_t left = cap - std::min(cap, g_reserved.load());
+  fail_user("{} needs {} ({} bytes), but only {} of the memory limit of {} are left; the limit is "
+            "TILEFUSE_MAX_MEMORY or --max-memory (default: physical memory)",
+            what, human_bytes(bytes), bytes, human_bytes(left), human_bytes(cap));
 }
 
 void release_memory(size_t bytes) { g_reserved.fetch_sub(bytes); }
 
 void require_memory(size_t bytes, std::string_view what) {
-  reserve_memory(bytes, what);
+  if (memory_available(bytes)) return;
+  reserve_memory(bytes, what);  // throws, unless memory was freed meanwhile
   release_memory(bytes);
 }
 

@@ -26,7 +26,11 @@ size_t reserved_memory();
 // Reserves `bytes` for `what` ("tensor f32[4, 4]", "the tensor arena"), or throws UserError
 // saying how much was asked, how much is left and how to raise the cap.
 void reserve_memory(size_t bytes, std::string_view what);
+// reserve_memory without a message: false (and nothing reserved) where it would throw.
+bool try_reserve_memory(size_t bytes);
 void release_memory(size_t bytes);
+// Whether `bytes` would fit now.
+bool memory_available(size_t bytes);
 
 // Throws like reserve_memory if `bytes` would not fit now, reserving nothing: for a check before
 // reading a large file whose bytes will be reserved by the tensor made of them.

@@ -90,7 +90,9 @@ namespace {
 // with it. Symbolic dims are checked by the executor once their values are bound.
 void check_representable_size(const Value& value, const Node& node) {
   if (!is_static(value.shape)) return;
-  checked_nbytes(value.dtype, static_dims(value.shape), fmt::format("tensor '{}' ({})", value.name, node.describe()));
+  const std::vector<int64_t> dims = static_dims(value.shape);
+  if (nbytes_if_valid(value.dtype, dims)) return;  // the message is only formatted for a failure
+  checked_nbytes(value.dtype, dims, fmt::format("tensor '{}' ({})", value.name, node.describe()));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 
 #include "ir/checked_size.h"
 #include "ir/half.h"
@@ -50,16 +51,17 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& dims) {
 }
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
+  // Messages are only formatted when a check fails: tensors are made on every host step.
+  std::optional<size_t> exact = nbytes_if_valid(dtype_, shape_);
+  if (!exact) exact = checked_nbytes(dtype_, shape_, fmt::format("a {} tensor", dtype_name(dtype_)));
   // Round up to a whole cache line and never allocate zero bytes, so data() is always valid.
-  const size_t exact = checked_nbytes(dtype_, shape_, fmt::format("a {} tensor", dtype_name(dtype_)));
-  const size_t bytes = std::max<size_t>(64, (exact + 63) / 64 * 64);
-  numel_ = product(shape_);
-  const std::string what = "a tensor " + summary();
-  reserve_memory(bytes, what);
+  const size_t bytes = std::max<size_t>(64, (*exact + 63) / 64 * 64);
+  numel_ = static_cast<int64_t>(*exact / dtype_size(dtype_));
+  if (!try_reserve_memory(bytes)) reserve_memory(bytes, "a tensor " + summary());
   void* p = allocate_storage(bytes);
   if (p == nullptr) {
     release_memory(bytes);
-    fail_user("cannot allocate {} bytes for {}", bytes, what);
+    fail_user("cannot allocate {} bytes for a tensor {}", bytes, summary());
   }
   std::memset(p, 0, bytes);
   storage_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [bytes](uint8_t* q) {

@@ -13,8 +13,10 @@ std::vector<int64_t> strided_indices(const std::vector<int64_t>& shape, const st
                                      int64_t base) {
   int64_t count = product(shape);
   // The index list is 8 bytes per element, twice an f32 output: it counts against the cap too.
-  const std::string what = fmt::format("the index map of shape {}", dims_to_string(shape));
-  require_memory(checked_nbytes(DType::i64, shape, what), what);
+  if (const auto bytes = nbytes_if_valid(DType::i64, shape); !bytes || !memory_available(*bytes)) {
+    const std::string what = fmt::format("the index map of shape {}", dims_to_string(shape));
+    require_memory(checked_nbytes(DType::i64, shape, what), what);
+  }
   std::vector<int64_t> out(static_cast<size_t>(count));
   std::vector<int64_t> index(shape.size(), 0);
   int64_t offset = base;
