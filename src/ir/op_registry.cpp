@@ -24,6 +24,9 @@ OpRegistry& OpRegistry::global() {
     register_shape_ops(*r);
     register_nn_ops(*r);
     register_matmul_ops(*r);
+    register_window_ops(*r);
+    register_index_ops(*r);
+    register_resize_ops(*r);
     return r;
   }();
   return *registry;

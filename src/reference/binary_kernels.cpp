@@ -161,6 +161,26 @@ std::vector<Tensor> extremum_kernel(const Node& node, const std::vector<Tensor>&
   return {result};
 }
 
+// Sum and Mean of one or more operands of one float type, broadcast together; Mean divides the
+// sum by the operand count.
+template <bool mean>
+std::vector<Tensor> sum_kernel(const Node& node, const std::vector<Tensor>& in) {
+  Tensor result = required_input(node, in, 0).clone();
+  require_type_set<TypeSet::Float>(node, result.dtype());
+  for (size_t i = 1; i < in.size(); ++i) {
+    const Tensor& next = required_input(node, in, i);
+    require_same_dtype(node, result, next);
+    result = visit_dtype<TypeSet::Float>(node, result.dtype(), [&](auto elem) {
+      using E = decltype(elem);
+      return broadcast_map<E, E, E>(node, result, next, [](auto a, auto b) { return a + b; });
+    });
+  }
+  if (!mean) return {result};
+  const double count = static_cast<double>(in.size());
+  for (int64_t i = 0; i < result.numel(); ++i) result.set_f64(i, result.get_f64(i) / count);
+  return {result};
+}
+
 // Where(cond, x, y): x's element where cond is true, else y's; elements are copied, so any
 // element type works.
 std::vector<Tensor> where_kernel(const Node& node, const std::vector<Tensor>& in) {
@@ -196,6 +216,9 @@ void register_binary_kernels(KernelTable& table) {
   table["Min"] = extremum_kernel<false>;
   table["Max"] = extremum_kernel<true>;
   table["Where"] = where_kernel;
+  table["Sum"] = sum_kernel<false>;
+  table["Mean"] = sum_kernel<true>;
+  add_binary<TypeSet::Numeric>(table, "PRelu", [](const Node&, auto x, auto slope) { return x < 0 ? slope * x : x; });
 }
 
 }  // namespace tilefuse::reference

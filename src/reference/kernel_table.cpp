@@ -15,6 +15,10 @@ KernelTable build_table() {
   register_selection_kernels(table);
   register_shape_kernels(table);
   register_matmul_kernels(table);
+  register_window_kernels(table);
+  register_index_kernels(table);
+  register_einsum_kernel(table);
+  register_resize_kernel(table);
   return table;
 }
 

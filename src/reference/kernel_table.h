@@ -29,5 +29,9 @@ void register_layout_kernels(KernelTable& table);
 void register_selection_kernels(KernelTable& table);
 void register_shape_kernels(KernelTable& table);
 void register_matmul_kernels(KernelTable& table);
+void register_window_kernels(KernelTable& table);
+void register_index_kernels(KernelTable& table);
+void register_einsum_kernel(KernelTable& table);
+void register_resize_kernel(KernelTable& table);
 
 }  // namespace tilefuse::reference

@@ -1,4 +1,5 @@
-// ReduceSum/Mean/Max/Min/Prod. Axes come from the `axes` attribute (opset <= 17) or from input 1
+// ReduceSum/Mean/Max/Min/Prod, the norms and log-sums (ReduceL1/L2/SumSquare/LogSum/LogSumExp),
+// and ArgMax/ArgMin. Axes come from the `axes` attribute (opset <= 17) or from input 1
 // (opset 18); `keepdims` (default 1) keeps reduced dims as 1; with no axes, every axis is reduced
 // unless `noop_with_empty_axes` is 1, which makes the op the identity. Float reductions
 // accumulate in double, integer ones in int64 (wrapping like numpy).
@@ -17,7 +18,7 @@ namespace tilefuse::reference {
 
 namespace {
 
-enum class ReduceKind { Sum, Mean, Max, Min, Prod };
+enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp };
 
 // The axes to reduce, normalised; empty means the op is the identity.
 std::vector<int64_t> reduce_axes(const Node& node, const std::vector<Tensor>& in, int64_t rank) {
@@ -61,6 +62,18 @@ A combine(ReduceKind kind, A acc, A v) {
   }
 }
 
+// What element v contributes to the sum of the norm and log-sum kinds.
+template <typename A>
+A term(ReduceKind kind, A v, A shift) {
+  switch (kind) {
+    case ReduceKind::L1: return v < A(0) ? A(0) - v : v;
+    case ReduceKind::L2:
+    case ReduceKind::SumSquare: return wrap_mul(v, v);
+    case ReduceKind::LogSumExp: return static_cast<A>(std::exp(static_cast<double>(v) - static_cast<double>(shift)));
+    default: return v;
+  }
+}
+
 template <typename E>
 Tensor reduce(const Node& node, ReduceKind kind, const Tensor& x, const std::vector<int64_t>& axes) {
   using A = Acc<E>;
@@ -77,7 +90,24 @@ Tensor reduce(const Node& node, ReduceKind kind, const Tensor& x, const std::vec
   std::vector<int64_t> target = broadcast_indices(kept_shape, x.shape());
   std::vector<A> acc(static_cast<size_t>(product(kept_shape)), initial_value<A>(kind));
   const auto* in = x.data<typename E::Storage>();
-  for (int64_t i = 0; i < x.numel(); ++i) acc[target[i]] = combine(kind, acc[target[i]], A(E::load(in[i])));
+  // LogSumExp subtracts each group's maximum before exp, so that exp cannot overflow.
+  std::vector<A> shift(acc.size(), A(0));
+  if (kind == ReduceKind::LogSumExp) {
+    std::fill(shift.begin(), shift.end(), initial_value<A>(ReduceKind::Max));
+    for (int64_t i = 0; i < x.numel(); ++i) shift[target[i]] = combine(ReduceKind::Max, shift[target[i]], A(E::load(in[i])));
+    for (A& m : shift) {
+      if (!std::isfinite(static_cast<double>(m))) m = A(0);
+    }
+  }
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    acc[target[i]] = combine(kind, acc[target[i]], term(kind, A(E::load(in[i])), shift[target[i]]));
+  }
+  if (kind == ReduceKind::L2 || kind == ReduceKind::LogSum || kind == ReduceKind::LogSumExp) {
+    for (size_t j = 0; j < acc.size(); ++j) {
+      double v = static_cast<double>(acc[j]);
+      acc[j] = static_cast<A>(kind == ReduceKind::L2 ? std::sqrt(v) : std::log(v) + static_cast<double>(shift[j]));
+    }
+  }
   if (kind == ReduceKind::Mean) {
     for (A& a : acc) {
       if constexpr (std::is_integral_v<A>) {
@@ -103,6 +133,41 @@ std::vector<Tensor> reduce_kernel(const Node& node, const std::vector<Tensor>& i
   })};
 }
 
+// ArgMax/ArgMin along one axis: the first index of the extremum, or the last with
+// select_last_index=1. A NaN counts as the extremum (numpy.argmax), the first NaN wins.
+template <bool is_max>
+std::vector<Tensor> arg_extremum_kernel(const Node& node, const std::vector<Tensor>& in) {
+  const Tensor& x = required_input(node, in, 0);
+  const int64_t axis = node_axis(node, node.attr_int("axis", 0), x.rank());
+  const bool last = node.attr_int("select_last_index", 0) != 0;
+  std::vector<int64_t> out_shape = x.shape();
+  const int64_t n = x.shape()[axis];
+  if (n == 0) fail_user("{}: axis {} is empty; there is no extremum to find", node.describe(), axis);
+  out_shape[axis] = 1;
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.shape()[d];
+  Tensor out(DType::i64, out_shape);
+  auto* po = out.data<int64_t>();
+  visit_dtype<TypeSet::Numeric>(node, x.dtype(), [&](auto elem) {
+    using E = decltype(elem);
+    const auto* px = x.data<typename E::Storage>();
+    for (int64_t o = 0; o < out.numel(); ++o) {
+      const int64_t base = (o / inner) * n * inner + o % inner;
+      int64_t best = 0;
+      auto best_v = E::load(px[base]);
+      for (int64_t k = 1; k < n; ++k) {
+        auto v = E::load(px[base + k * inner]);
+        if (best_v != best_v) break;  // a NaN already won
+        bool better = v != v || (is_max ? v > best_v : v < best_v) || (last && v == best_v);
+        if (better) best = k, best_v = v;
+      }
+      po[o] = best;
+    }
+  });
+  if (node.attr_int("keepdims", 1) == 0) out_shape.erase(out_shape.begin() + axis);
+  return {out.reshaped(out_shape)};
+}
+
 }  // namespace
 
 void register_reduction_kernels(KernelTable& table) {
@@ -111,6 +176,13 @@ void register_reduction_kernels(KernelTable& table) {
   table["ReduceMax"] = reduce_kernel<ReduceKind::Max>;
   table["ReduceMin"] = reduce_kernel<ReduceKind::Min>;
   table["ReduceProd"] = reduce_kernel<ReduceKind::Prod>;
+  table["ReduceL1"] = reduce_kernel<ReduceKind::L1>;
+  table["ReduceL2"] = reduce_kernel<ReduceKind::L2>;
+  table["ReduceSumSquare"] = reduce_kernel<ReduceKind::SumSquare>;
+  table["ReduceLogSum"] = reduce_kernel<ReduceKind::LogSum>;
+  table["ReduceLogSumExp"] = reduce_kernel<ReduceKind::LogSumExp>;
+  table["ArgMax"] = arg_extremum_kernel<true>;
+  table["ArgMin"] = arg_extremum_kernel<false>;
 }
 
 }  // namespace tilefuse::reference

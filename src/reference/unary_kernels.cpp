@@ -64,6 +64,15 @@ void add_math_kernels(KernelTable& t) {
   add_map<TypeSet::Float>(t, "Ceil", plain([](auto x) { return std::ceil(x); }));
   add_map<TypeSet::Float>(t, "Tanh", plain([](auto x) { return std::tanh(x); }));
   add_map<TypeSet::Float>(t, "Erf", plain([](auto x) { return std::erf(x); }));
+  add_map<TypeSet::Float>(t, "Sin", plain([](auto x) { return std::sin(x); }));
+  add_map<TypeSet::Float>(t, "Cos", plain([](auto x) { return std::cos(x); }));
+  // Halves round to even, as numpy.round (the default floating-point rounding mode).
+  add_map<TypeSet::Float>(t, "Round", plain([](auto x) { return std::nearbyint(x); }));
+  add_map<TypeSet::Numeric>(t, "Sign", plain([](auto x) {
+    using T = decltype(x);
+    if (x != x) return x;  // NaN stays NaN
+    return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
+  }));
   add_map<TypeSet::Numeric>(t, "Neg", plain([](auto x) { return wrap_neg(x); }), check_signed);
   add_map<TypeSet::Numeric>(t, "Abs", plain([](auto x) {
     if constexpr (std::is_signed_v<decltype(x)>) return x < 0 ? wrap_neg(x) : x;
@@ -101,6 +110,25 @@ void add_activation_kernels(KernelTable& t) {
   add_map<TypeSet::Float>(t, "HardSwish", plain([](auto x) {
     using T = decltype(x);
     return x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5)));
+  }));
+  add_map<TypeSet::Float>(t, "Selu", [](const Node& n) {
+    double alpha = n.attr_float("alpha", 1.67326319217681884765625), gamma = n.attr_float("gamma", 1.05070102214813232421875);
+    return [alpha, gamma](auto x) {
+      using T = decltype(x);
+      return T(gamma) * (x > T(0) ? x : T(alpha) * (std::exp(x) - T(1)));
+    };
+  });
+  add_map<TypeSet::Float>(t, "Celu", [](const Node& n) {
+    double alpha = n.attr_float("alpha", 1.0);
+    return [alpha](auto x) {
+      using T = decltype(x);
+      return std::max(T(0), x) + std::min(T(0), T(alpha) * (std::exp(x / T(alpha)) - T(1)));
+    };
+  });
+  // x * tanh(softplus(x)), softplus written so that exp never overflows.
+  add_map<TypeSet::Float>(t, "Mish", plain([](auto x) {
+    auto softplus = x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+    return x * std::tanh(softplus);
   }));
   add_map<TypeSet::Float>(t, "Gelu", [](const Node& n) {
     std::string approximate = n.attr_string("approximate", "none");
@@ -152,12 +180,33 @@ std::vector<Tensor> clip(const Node& node, const std::vector<Tensor>& in) {
   })};
 }
 
+// IsNaN and IsInf: float in, bool out.
+template <typename Test>
+Kernel float_test(Test test) {
+  return [test](const Node& node, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+    const Tensor& x = required_input(node, in, 0);
+    bool negative = node.attr_int("detect_negative", 1) != 0, positive = node.attr_int("detect_positive", 1) != 0;
+    return {visit_dtype<TypeSet::Float>(node, x.dtype(), [&](auto elem) {
+      using E = decltype(elem);
+      Tensor y(DType::boolean, x.shape());
+      const auto* src = x.data<typename E::Storage>();
+      auto* dst = y.data<uint8_t>();
+      for (int64_t i = 0; i < x.numel(); ++i) dst[i] = test(double(E::load(src[i])), negative, positive) ? 1 : 0;
+      return y;
+    })};
+  };
+}
+
 }  // namespace
 
 void register_unary_kernels(KernelTable& table) {
   add_math_kernels(table);
   add_activation_kernels(table);
   table["Clip"] = clip;
+  table["IsNaN"] = float_test([](double v, bool, bool) { return std::isnan(v); });
+  table["IsInf"] = float_test([](double v, bool negative, bool positive) {
+    return std::isinf(v) && (v > 0 ? positive : negative);
+  });
 }
 
 }  // namespace tilefuse::reference

@@ -202,11 +202,38 @@ void register_arithmetic(OpRegistry& r) {
          .infer = infer_clip});
 }
 
-void register_unary_math(OpRegistry& r) {
-  add_unary(r, "Neg", kSignedTypes);
-  add_unary(r, "Abs", kNumericTypes);
-  for (const char* name : {"Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil"}) add_unary(r, name, kFloatTypes);
+// Neg keeps known integer contents (the expanded LayerNorm function negates its axis).
+void infer_neg(Node& node, Graph&) {
+  const Value* in = node.input(0);
+  std::optional<Values> values;
+  if (is_integer(in->dtype)) {
+    if (auto known = known_int_values(in)) {
+      values = Values{};
+      for (const Dim& d : *known) values->push_back(-d);
+    }
+  }
+  set_output(node, 0, in->dtype, in->shape, values);
 }
+
+void register_unary_math(OpRegistry& r) {
+  r.add({.name = "Neg", .traits = kPointwise, .input_dtypes = kSignedTypes, .infer = infer_neg});
+  add_unary(r, "Abs", kNumericTypes);
+  add_unary(r, "Sign", kNumericTypes);
+  for (const char* name : {"Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sin", "Cos"}) {
+    add_unary(r, name, kFloatTypes);
+  }
+  // Variadic Sum and Mean broadcast all their operands, like Min and Max.
+  for (const char* name : {"Sum", "Mean"}) {
+    r.add({.name = name,
+           .traits = kPointwise | kBroadcasting,
+           .min_inputs = 1,
+           .max_inputs = kVariadic,
+           .input_dtypes = kFloatTypes,
+           .infer = infer_variadic});
+  }
+}
+
+void infer_float_test(Node& node, Graph&) { set_output(node, 0, DType::boolean, node.input(0)->shape); }
 
 void register_predicates(OpRegistry& r) {
   add_predicate(r, "Equal", kAllTypes);
@@ -214,6 +241,12 @@ void register_predicates(OpRegistry& r) {
   add_predicate(r, "And", {DType::boolean});
   add_predicate(r, "Or", {DType::boolean});
   add_predicate(r, "Not", {DType::boolean}, 1);
+  r.add({.name = "IsNaN", .traits = kPointwise, .input_dtypes = kFloatTypes, .infer = infer_float_test});
+  r.add({.name = "IsInf",
+         .traits = kPointwise,
+         .attrs = {{"detect_negative", AttrKind::Int}, {"detect_positive", AttrKind::Int}},
+         .input_dtypes = kFloatTypes,
+         .infer = infer_float_test});
   r.add({.name = "Where",
          .traits = kPointwise | kBroadcasting,
          .min_inputs = 3,

@@ -1,6 +1,9 @@
-// MatMul (numpy matmul semantics) and Gemm: compute-bound ops run by the BLAS.
+// MatMul (numpy matmul semantics), Gemm and Einsum: compute-bound contractions.
+#include <map>
+
 #include "ir/error.h"
 #include "ir/op_registry.h"
+#include "ir/ops/einsum_equation.h"
 #include "ir/ops/infer_util.h"
 
 namespace tilefuse {
@@ -55,6 +58,28 @@ void infer_gemm(Node& node, Graph&) {
   set_output(node, 0, node.input(0)->dtype, out);
 }
 
+// Every label's dim must agree across operands (ellipsis dims broadcast: a 1 gives way).
+void infer_einsum(Node& node, Graph&) {
+  std::vector<int64_t> ranks;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    require_same_dtype(node, i, 0);
+    ranks.push_back(node.input(i)->rank());
+  }
+  EinsumEquation eq = parse_einsum(node, node.attr_string("equation", ""), ranks);
+  std::map<int, Dim> dims;
+  for (size_t i = 0; i < eq.inputs.size(); ++i) {
+    for (size_t d = 0; d < eq.inputs[i].size(); ++d) {
+      const Dim& dim = node.input(i)->shape[d];
+      auto [it, fresh] = dims.emplace(eq.inputs[i][d], dim);
+      if (fresh || dim == Dim(1)) continue;
+      it->second = it->second == Dim(1) ? dim : unify_dims(node, it->second, dim, "dims of one subscript");
+    }
+  }
+  Shape out;
+  for (int l : eq.output) out.push_back(dims.at(l));
+  set_output(node, 0, node.input(0)->dtype, out);
+}
+
 }  // namespace
 
 void register_matmul_ops(OpRegistry& registry) {
@@ -74,6 +99,12 @@ void register_matmul_ops(OpRegistry& registry) {
                           {"transB", AttrKind::Int}},
                 .input_dtypes = kMatMulTypes,
                 .infer = infer_gemm});
+  registry.add({.name = "Einsum",
+                .min_inputs = 1,
+                .max_inputs = kVariadic,
+                .attrs = {{"equation", AttrKind::String, true}},
+                .input_dtypes = kMatMulTypes,
+                .infer = infer_einsum});
 }
 
 }  // namespace tilefuse

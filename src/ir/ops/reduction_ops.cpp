@@ -73,6 +73,19 @@ void add_reduce(OpRegistry& r, std::string name, std::vector<DType> types) {
          .infer = infer_reduce});
 }
 
+// ArgMax/ArgMin reduce one axis to the index of its extremum (i64).
+void infer_arg_extremum(Node& node, Graph&) {
+  const Value* in = node.input(0);
+  int64_t axis = node_axis(node, node.attr_int("axis", 0), in->rank(), "attribute 'axis'");
+  Shape out = in->shape;
+  if (node.attr_int("keepdims", 1) != 0) {
+    out[axis] = Dim(1);
+  } else {
+    out.erase(out.begin() + axis);
+  }
+  set_output(node, 0, DType::i64, out);
+}
+
 }  // namespace
 
 void register_reduction_ops(OpRegistry& registry) {
@@ -85,6 +98,15 @@ void register_reduction_ops(OpRegistry& registry) {
   add_reduce(registry, "ReduceProd", arithmetic);
   add_reduce(registry, "ReduceMax", ordered);
   add_reduce(registry, "ReduceMin", ordered);
+  for (const char* name : {"ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"}) {
+    add_reduce(registry, name, arithmetic);
+  }
+  for (const char* name : {"ArgMax", "ArgMin"}) {
+    registry.add({.name = name,
+                  .attrs = {{"axis", AttrKind::Int}, {"keepdims", AttrKind::Int}, {"select_last_index", AttrKind::Int}},
+                  .input_dtypes = ordered,
+                  .infer = infer_arg_extremum});
+  }
 }
 
 }  // namespace tilefuse
