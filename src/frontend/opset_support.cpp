@@ -47,7 +47,8 @@ bool is_supported(const onnx::NodeProto& node) {
 // The ops whose opset-18 form differs from opset 17 and that we rewrite: every Reduce* we import
 // except ReduceSum, which already took `axes` as an input in opset 13.
 bool takes_axes_input_since_18(const std::string& op) {
-  return op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd";
+  return op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd" || op == "ReduceL1" ||
+         op == "ReduceL2" || op == "ReduceSumSquare" || op == "ReduceLogSum" || op == "ReduceLogSumExp";
 }
 
 std::vector<int64_t> axes_values(const onnx::TensorProto& proto, const std::string& where) {
@@ -110,15 +111,6 @@ void move_axes_to_attribute(onnx::NodeProto& node, const onnx::GraphProto& graph
   attr->set_name("axes");
   attr->set_type(onnx::AttributeProto::INTS);
   for (int64_t a : axes) attr->add_ints(a);
-}
-
-void check_split_18(const onnx::NodeProto& node, const std::string& where) {
-  for (const auto& attr : node.attribute()) {
-    if (attr.name() == "num_outputs") {
-      fail_user("{}: attribute 'num_outputs' (opset 18) is not supported; give the sizes as input 'split'",
-                where);
-    }
-  }
 }
 
 // Opset 19 added the float8 types (TensorProto data types 17-20).
@@ -243,6 +235,23 @@ void adapt_opset20_to_18(onnx::ModelProto& model, const std::string& origin) {
   spdlog::info("{}: read opset {} of domain 'ai.onnx' as opset 18", origin, version);
 }
 
+// Split-18's num_outputs equals the number of outputs; opset 17 splits into that many equal
+// parts without the attribute. The two agree whenever the axis divides evenly, and an uneven
+// axis is refused by shape inference (static) or by the kernel (symbolic), never split wrongly.
+void drop_split_num_outputs(onnx::NodeProto& node, const std::string& where) {
+  if (node.input_size() > 1 && !node.input(1).empty()) return;
+  auto* attrs = node.mutable_attribute();
+  for (int i = 0; i < attrs->size(); ++i) {
+    if (attrs->Get(i).name() != "num_outputs") continue;
+    if (attrs->Get(i).i() != node.output_size()) {
+      fail_user("{}: attribute 'num_outputs' = {} but the node has {} outputs", where, attrs->Get(i).i(),
+                node.output_size());
+    }
+    attrs->DeleteSubrange(i, 1);
+    return;
+  }
+}
+
 void adapt_opset18_to_17(onnx::ModelProto& model, const std::string& origin) {
   onnx::OperatorSetIdProto* opset = mutable_default_opset(model);
   if (opset->version() != 18) return;
@@ -251,7 +260,7 @@ void adapt_opset18_to_17(onnx::ModelProto& model, const std::string& origin) {
     if (!is_default_domain(node.domain())) continue;
     std::string where = fmt::format("{}: node '{}' ({}, opset 18)", origin, node.name(), node.op_type());
     if (takes_axes_input_since_18(node.op_type())) move_axes_to_attribute(node, *graph, where);
-    if (node.op_type() == "Split") check_split_18(node, where);
+    if (node.op_type() == "Split") drop_split_num_outputs(node, where);
   }
   opset->set_version(kTargetOpset);
 }

@@ -255,9 +255,25 @@ void infer_concat(Node& node, Graph&) {
   set_output(node, 0, first->dtype, out, concat_known(node));
 }
 
-// Sizes of Split's outputs along the axis: from the `split` input, or equal parts.
+// Sizes of Split's outputs along the axis: from the `split` input, or `num_outputs` parts of
+// ceil(dim / parts) with a smaller last part (opset 18), or equal parts (opset 13).
 std::vector<Dim> split_sizes(const Node& node, Graph& graph, const Dim& dim) {
   size_t parts = node.outputs.size();
+  if (!node.has_input(1) && node.has_attr("num_outputs")) {
+    if (node.attr_int("num_outputs", 0) != static_cast<int64_t>(parts)) {
+      fail_user("{}: attribute 'num_outputs' = {} but the node has {} outputs", node.describe(),
+                node.attr_int("num_outputs", 0), parts);
+    }
+    const Dim n(static_cast<int64_t>(parts));
+    Dim chunk = floordiv(dim + n - Dim(1), n);
+    std::vector<Dim> sizes(parts, chunk);
+    sizes.back() = dim - chunk * Dim(static_cast<int64_t>(parts - 1));
+    if (sizes.back().is_const() && sizes.back().value() < 0) {
+      fail_user("{}: axis of size {} cannot be split into {} parts of {}", node.describe(), dim.to_string(), parts,
+                chunk.to_string());
+    }
+    return sizes;
+  }
   if (!node.has_input(1)) {
     if (dim.is_const() && dim.value() % static_cast<int64_t>(parts) != 0) {
       fail_user("{}: axis of size {} does not split into {} equal parts; give the 'split' input", node.describe(),
@@ -415,7 +431,7 @@ void register_movement_ops(OpRegistry& registry) {
   registry.add(movement_op("Concat", 1, kVariadic, {{"axis", AttrKind::Int, true}}, infer_concat));
   registry.add(movement_op("Slice", 3, 5, {}, infer_slice));
   registry.add(movement_op("Gather", 2, 2, {{"axis", AttrKind::Int}}, infer_gather));
-  OpDef split = movement_op("Split", 1, 2, {{"axis", AttrKind::Int}}, infer_split);
+  OpDef split = movement_op("Split", 1, 2, {{"axis", AttrKind::Int}, {"num_outputs", AttrKind::Int}}, infer_split);
   split.max_outputs = kVariadic;
   registry.add(std::move(split));
 }
