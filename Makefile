@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 MODEL ?= examples/models/mlp_block.onnx
 PY ?= /usr/bin/python3
 
-.PHONY: setup configure build run test node-tests fuzz property-explore clean models bench-peers
+.PHONY: setup configure build run test node-tests fuzz property-explore clean models bench-peers bench-real real-test-models
 
 setup:
 	@bash scripts/setup.sh
@@ -63,3 +63,11 @@ fuzz: setup
 
 clean:
 	rm -rf $(BUILD_DIR) build-fuzz
+
+# Re-exports the tiny real-model test set (tests/models/real: each architecture of bench/real at
+# 2 layers / hidden 64, static from the TorchScript exporter and with dynamic batch/sequence from
+# the torch.export one, with inputs and PyTorch eager's outputs). Needs the bench venv (PyPI).
+real-test-models: configure
+	@bash bench/peers/setup_venv.sh $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python bench/real/export.py --size tiny --out tests/models/real \
+	  --variants torchscript_static,dynamo_dynamic

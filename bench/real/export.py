@@ -51,7 +51,7 @@ def export_one(module, inputs, path, exporter, dynamic_axes):
             program.save(path)
 
 
-def export_arch(arch, size, out_dir, batch, exporters, shapes):
+def export_arch(arch, size, out_dir, batch, variants):
     gen = torch.Generator().manual_seed(INPUT_SEED)
     module = arch.build(size)
     inputs = arch.inputs(size, batch, gen)
@@ -63,23 +63,22 @@ def export_arch(arch, size, out_dir, batch, exporters, shapes):
         eager = module(*inputs.values())
     np.save(os.path.join(arch_dir, "eager.npy"), eager.numpy())
     entries = []
-    for exporter in exporters:
-        for shape_mode in shapes:
-            path = os.path.join(arch_dir, f"{exporter}_{shape_mode}.onnx")
-            entry = {"arch": arch.name, "family": arch.family, "exporter": exporter, "shapes": shape_mode,
-                     "model": os.path.relpath(path, out_dir),
-                     "inputs": {n: os.path.join(arch.name, "inputs", f"{n}.npy") for n in inputs},
-                     "eager": os.path.join(arch.name, "eager.npy")}
-            start = time.perf_counter()
-            try:
-                export_one(module, inputs, path, exporter, arch.dynamic if shape_mode == "dynamic" else None)
-                entry["export_seconds"] = round(time.perf_counter() - start, 1)
-            except Exception as e:  # an exporter failure is a row of the table, not a crash
-                entry["export_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"
-                traceback.print_exc(limit=2, file=sys.stderr)
-            print(f"{arch.name:20s} {exporter:12s} {shape_mode:8s} "
-                  f"{entry.get('export_error', 'ok (%.1f s)' % entry.get('export_seconds', 0))}", flush=True)
-            entries.append(entry)
+    for exporter, shape_mode in variants:
+        path = os.path.join(arch_dir, f"{exporter}_{shape_mode}.onnx")
+        entry = {"arch": arch.name, "family": arch.family, "exporter": exporter, "shapes": shape_mode,
+                 "model": os.path.relpath(path, out_dir),
+                 "inputs": {n: os.path.join(arch.name, "inputs", f"{n}.npy") for n in inputs},
+                 "eager": os.path.join(arch.name, "eager.npy")}
+        start = time.perf_counter()
+        try:
+            export_one(module, inputs, path, exporter, arch.dynamic if shape_mode == "dynamic" else None)
+            entry["export_seconds"] = round(time.perf_counter() - start, 1)
+        except Exception as e:  # an exporter failure is a row of the table, not a crash
+            entry["export_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"
+            traceback.print_exc(limit=2, file=sys.stderr)
+        print(f"{arch.name:20s} {exporter:12s} {shape_mode:8s} "
+              f"{entry.get('export_error', 'ok (%.1f s)' % entry.get('export_seconds', 0))}", flush=True)
+        entries.append(entry)
     return entries
 
 
@@ -90,15 +89,15 @@ def main():
     ap.add_argument("--archs", default=",".join(a.name for a in models.ARCHS))
     # torch.export specialises dims of size 1, so the dynamic exports need a batch of 2 or more.
     ap.add_argument("--batch", type=int, default=2)
-    ap.add_argument("--exporters", default="torchscript,dynamo")
-    ap.add_argument("--shapes", default="static,dynamic")
+    ap.add_argument("--variants", default="torchscript_static,torchscript_dynamic,dynamo_static,dynamo_dynamic",
+                    help="exporter_shapes pairs to export (exporter: torchscript|dynamo, shapes: static|dynamic)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     manifest = {"size": args.size, "batch": args.batch, "opset": OPSET, "torch": torch.__version__, "entries": []}
     for name in args.archs.split(","):
-        manifest["entries"] += export_arch(models.arch(name), args.size, args.out, args.batch,
-                                           args.exporters.split(","), args.shapes.split(","))
+        variants = [tuple(v.split("_")) for v in args.variants.split(",")]
+        manifest["entries"] += export_arch(models.arch(name), args.size, args.out, args.batch, variants)
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
 

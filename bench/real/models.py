@@ -68,15 +68,15 @@ def _image(side, channels=3):
 def bert(size):
     from transformers import BertConfig, BertModel
     cfg = BertConfig() if size == "full" else BertConfig(
-        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=1000,
-        max_position_embeddings=128)
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=256,
+        max_position_embeddings=64)
     cfg._attn_implementation = "eager"
     return FirstOutput(BertModel(cfg, add_pooling_layer=False), ["input_ids", "attention_mask"])
 
 
 def gpt2(size):
     from transformers import GPT2Config, GPT2Model
-    cfg = GPT2Config() if size == "full" else GPT2Config(n_embd=64, n_layer=2, n_head=4, vocab_size=1000, n_positions=128)
+    cfg = GPT2Config() if size == "full" else GPT2Config(n_embd=64, n_layer=2, n_head=4, vocab_size=256, n_positions=64)
     cfg._attn_implementation = "eager"
     return FirstOutput(GPT2Model(cfg), ["input_ids", "attention_mask"], use_cache=False)
 
@@ -88,7 +88,7 @@ def llama(size):
     cfg = LlamaConfig(hidden_size=768, intermediate_size=2048, num_hidden_layers=8, num_attention_heads=12,
                       num_key_value_heads=4, vocab_size=32000, max_position_embeddings=512) if size == "full" else \
         LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-                    num_key_value_heads=2, vocab_size=1000, max_position_embeddings=128)
+                    num_key_value_heads=2, vocab_size=256, max_position_embeddings=64)
     cfg._attn_implementation = "eager"
     return FirstOutput(LlamaModel(cfg), ["input_ids", "attention_mask"], use_cache=False)
 
@@ -126,12 +126,36 @@ def _features(size, batch, gen):
     return {"input_features": torch.randn(batch, mel, frames, generator=gen)}
 
 
+class TinyResNet(nn.Module):
+    """ResNet-50's parts at test size: the 7x7 stem with BatchNorm, ReLU and MaxPool, two
+    torchvision Bottleneck blocks (the second strided, both with a 1x1 downsample), global pool
+    and classifier."""
+
+    def __init__(self):
+        super().__init__()
+        from torchvision.models.resnet import Bottleneck
+
+        def down(cin, cout, stride):
+            return nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 7, 2, 3, bias=False), nn.BatchNorm2d(16), nn.ReLU(inplace=True),
+                                  nn.MaxPool2d(3, 2, 1))
+        self.blocks = nn.Sequential(Bottleneck(16, 8, downsample=down(16, 32, 1)),
+                                    Bottleneck(32, 16, stride=2, downsample=down(32, 64, 2)))
+        self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+        for m in self.modules():  # non-trivial BatchNorm statistics, so that folding them is tested
+            if isinstance(m, nn.BatchNorm2d):
+                nn.init.uniform_(m.running_mean, -0.2, 0.2)
+                nn.init.uniform_(m.running_var, 0.5, 1.5)
+                nn.init.uniform_(m.weight, 0.5, 1.5)
+                nn.init.uniform_(m.bias, -0.2, 0.2)
+
+    def forward(self, x):
+        return self.head(self.blocks(self.stem(x)))
+
+
 def resnet50(size):
     import torchvision.models as tvm
-    if size == "full":
-        return tvm.resnet50(weights=None)
-    from torchvision.models.resnet import Bottleneck, ResNet
-    return ResNet(Bottleneck, [1, 1, 1, 1], num_classes=10, width_per_group=16)
+    return tvm.resnet50(weights=None) if size == "full" else TinyResNet()
 
 
 def mobilenet_v3_large(size):
@@ -153,9 +177,9 @@ TEXT_DYNAMIC = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batc
 IMAGE_DYNAMIC = {"pixel_values": {0: "batch"}}
 
 ARCHS = [
-    Arch("bert", "transformer", _seeded(bert), _tokens_and_mask({"full": 30522, "tiny": 1000}, SEQ), TEXT_DYNAMIC),
-    Arch("gpt2", "transformer", _seeded(gpt2), _tokens_and_mask({"full": 50257, "tiny": 1000}, SEQ), TEXT_DYNAMIC),
-    Arch("llama", "transformer", _seeded(llama), _tokens_and_mask({"full": 32000, "tiny": 1000}, SEQ), TEXT_DYNAMIC),
+    Arch("bert", "transformer", _seeded(bert), _tokens_and_mask({"full": 30522, "tiny": 256}, SEQ), TEXT_DYNAMIC),
+    Arch("gpt2", "transformer", _seeded(gpt2), _tokens_and_mask({"full": 50257, "tiny": 256}, SEQ), TEXT_DYNAMIC),
+    Arch("llama", "transformer", _seeded(llama), _tokens_and_mask({"full": 32000, "tiny": 256}, SEQ), TEXT_DYNAMIC),
     Arch("vit", "transformer", _seeded(vit), _image({"full": 224, "tiny": 32}), IMAGE_DYNAMIC),
     Arch("whisper_encoder", "transformer", _seeded(whisper_encoder), _features, {"input_features": {0: "batch"}}),
     Arch("resnet50", "cnn", _seeded(resnet50), _image({"full": 224, "tiny": 32}), IMAGE_DYNAMIC),

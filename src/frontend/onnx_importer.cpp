@@ -30,6 +30,8 @@ onnx::ModelProto read_checked_model(const std::string& bytes, const std::string&
   return model;
 }
 
+constexpr int kMaxFoldRounds = 8;
+
 }  // namespace
 
 Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, const ImportOptions& options) {
@@ -37,7 +39,13 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, con
   Graph graph = convert_graph(model, origin);
   try {
     graph.infer_shapes();
-    if (options.fold_constants) passes::fold_constants(graph);
+    // Folding can make a shape operand constant that inference could not see through (the
+    // TorchScript exporter builds Pad's pads with Reshape/Slice/Transpose of a shape vector);
+    // inference then runs again with it, until nothing more folds.
+    for (int round = 0; options.fold_constants && round < kMaxFoldRounds && passes::fold_constants(graph) > 0;
+         ++round) {
+      graph.infer_shapes();
+    }
   } catch (const UserError& e) {
     throw UserError(fmt::format("{}: {}", origin, e.what()));
   }

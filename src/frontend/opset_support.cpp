@@ -252,6 +252,23 @@ void drop_split_num_outputs(onnx::NodeProto& node, const std::string& where) {
   }
 }
 
+// Resize-18 added antialias, axes and keep_aspect_ratio_policy; at their defaults the node is a
+// Resize-13. Other values are refused here by name, before the opset-17 checker would reject the
+// attribute without saying why.
+void drop_resize_18_defaults(onnx::NodeProto& node, const std::string& where) {
+  auto* attrs = node.mutable_attribute();
+  for (int i = attrs->size(); i-- > 0;) {
+    const auto& a = attrs->Get(i);
+    bool is_default = (a.name() == "antialias" && a.i() == 0) ||
+                      (a.name() == "keep_aspect_ratio_policy" && a.s() == "stretch");
+    if (is_default) {
+      attrs->DeleteSubrange(i, 1);
+    } else if (a.name() == "antialias" || a.name() == "keep_aspect_ratio_policy" || a.name() == "axes") {
+      fail_user("{}: attribute '{}' (opset 18) is supported only at its default", where, a.name());
+    }
+  }
+}
+
 void adapt_opset18_to_17(onnx::ModelProto& model, const std::string& origin) {
   onnx::OperatorSetIdProto* opset = mutable_default_opset(model);
   if (opset->version() != 18) return;
@@ -261,6 +278,10 @@ void adapt_opset18_to_17(onnx::ModelProto& model, const std::string& origin) {
     std::string where = fmt::format("{}: node '{}' ({}, opset 18)", origin, node.name(), node.op_type());
     if (takes_axes_input_since_18(node.op_type())) move_axes_to_attribute(node, *graph, where);
     if (node.op_type() == "Split") drop_split_num_outputs(node, where);
+    if (node.op_type() == "Resize") drop_resize_18_defaults(node, where);
+    if (node.op_type() == "Pad" && node.input_size() > 3 && !node.input(3).empty()) {
+      fail_user("{}: input 'axes' (opset 18) is not supported; pad every axis", where);
+    }
   }
   opset->set_version(kTargetOpset);
 }
