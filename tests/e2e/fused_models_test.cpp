@@ -10,28 +10,14 @@
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
 #include "runtime/executor.h"
+#include "e2e/e2e_cache_dir.h"
 
 namespace tilefuse {
 namespace {
 
 namespace fs = std::filesystem;
 
-// One cache for the whole test binary (the second mode and repeated runs reuse kernels),
-// removed when the binary ends.
-class CacheDir : public ::testing::Environment {
- public:
-  static const std::string& path() {
-    static std::string dir = [] {
-      std::string templ = (fs::temp_directory_path() / "tilefuse_e2e_cache_XXXXXX").string();
-      return std::string(mkdtemp(templ.data()));
-    }();
-    return dir;
-  }
-  void TearDown() override { fs::remove_all(path()); }
-};
-const auto* const kCacheDir = ::testing::AddGlobalTestEnvironment(new CacheDir);
-
-std::string test_cache_dir() { return CacheDir::path(); }
+using e2e::test_cache_dir;
 
 struct ModelCase {
   std::string name;

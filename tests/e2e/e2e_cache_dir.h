@@ -1,0 +1,31 @@
+// One kernel cache for the whole e2e test binary (the second mode and repeated runs reuse
+// kernels), removed when the binary ends.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace tilefuse::e2e {
+
+class CacheDir : public ::testing::Environment {
+ public:
+  static const std::string& path() {
+    static std::string dir = [] {
+      std::string templ = (std::filesystem::temp_directory_path() / "tilefuse_e2e_cache_XXXXXX").string();
+      return std::string(mkdtemp(templ.data()));
+    }();
+    return dir;
+  }
+  void TearDown() override { std::filesystem::remove_all(path()); }
+};
+
+inline const std::string& test_cache_dir() {
+  static const auto* const registered = ::testing::AddGlobalTestEnvironment(new CacheDir);
+  (void)registered;
+  return CacheDir::path();
+}
+
+}  // namespace tilefuse::e2e
