@@ -61,9 +61,12 @@ std::string clip_expr(const ExprContext& c) {
   return out;
 }
 
+// fn(fn(x0, x1), x2)...; "add" writes a plain sum.
 std::string fold_expr(const ExprContext& c, const std::string& fn) {
   std::string out = c.x[0];
-  for (size_t i = 1; i < c.x.size(); ++i) out = "tf::" + fn + "(" + out + ", " + c.x[i] + ")";
+  for (size_t i = 1; i < c.x.size(); ++i) {
+    out = fn == "add" ? "(" + out + " + " + c.x[i] + ")" : "tf::" + fn + "(" + out + ", " + c.x[i] + ")";
+  }
   return out;
 }
 
@@ -76,6 +79,39 @@ std::string cast_expr(const ExprContext& c) {
   if (to == DType::f16) return "tf::round_to<tf::f16>(" + c.x[0] + ")";
   if (to == DType::bf16) return "tf::round_to<tf::bf16>(" + c.x[0] + ")";
   return c.x[0];  // to f32 from f16/bf16: already exact in f32
+}
+
+std::string is_inf_expr(const ExprContext& c) {
+  const bool negative = c.node.attr_int("detect_negative", 1) != 0, positive = c.node.attr_int("detect_positive", 1) != 0;
+  const std::string inf = c.lit(INFINITY), a = c.x[0];
+  if (positive && negative) return "(tf::abs(" + a + ") == " + inf + ")";
+  if (positive) return "(" + a + " == " + inf + ")";
+  if (negative) return "(" + a + " == -" + inf + ")";
+  return "(" + a + " < " + a + ")";  // detects nothing: false for every value, NaN included
+}
+
+// Sign keeps zeros (and their sign) and NaN as they are.
+std::string sign_expr(const ExprContext& c) {
+  return fmt::format("tf::select({a} > {z}, {one}, tf::select({a} < {z}, -{one}, {a}))", fmt::arg("a", c.x[0]),
+                     fmt::arg("z", c.lit(0.0)), fmt::arg("one", c.lit(1.0)));
+}
+
+std::string selu_expr(const ExprContext& c) {
+  return fmt::format("({g} * tf::select({a} > {z}, {a}, {al} * (tf::exp({a}) - {one})))", fmt::arg("a", c.x[0]),
+                     fmt::arg("z", c.lit(0.0)), fmt::arg("one", c.lit(1.0)),
+                     fmt::arg("al", c.lit(c.node.attr_float("alpha", 1.67326319217681884765625))),
+                     fmt::arg("g", c.lit(c.node.attr_float("gamma", 1.05070102214813232421875))));
+}
+
+std::string celu_expr(const ExprContext& c) {
+  const double alpha = c.node.attr_float("alpha", 1.0);
+  return fmt::format("(tf::max({z}, {a}) + tf::min({z}, {al} * (tf::exp({a} * {inv}) - {one})))", fmt::arg("a", c.x[0]),
+                     fmt::arg("z", c.lit(0.0)), fmt::arg("one", c.lit(1.0)), fmt::arg("al", c.lit(alpha)),
+                     fmt::arg("inv", c.lit(1.0 / alpha)));
+}
+
+std::string mean_expr(const ExprContext& c) {
+  return "(" + fold_expr(c, "add") + " * " + c.lit(1.0 / static_cast<double>(c.x.size())) + ")";
 }
 
 using ExprFn = std::function<std::string(const ExprContext&)>;
@@ -140,6 +176,22 @@ const std::map<std::string, ExprFn, std::less<>>& expr_table() {
       {"Cast", cast_expr},
       {"Identity", [](const ExprContext& c) { return c.x[0]; }},
       {"Dropout", [](const ExprContext& c) { return c.x[0]; }},
+      {"IsNaN", [](const ExprContext& c) { return c.call("isnan", c.x[0]); }},
+      {"IsInf", is_inf_expr},
+      {"Sign", sign_expr},
+      {"Round", [](const ExprContext& c) { return c.call("round_even", c.x[0]); }},
+      {"Sin", [](const ExprContext& c) { return c.call("sin", c.x[0]); }},
+      {"Cos", [](const ExprContext& c) { return c.call("cos", c.x[0]); }},
+      {"PRelu",
+       [](const ExprContext& c) {
+         return fmt::format("tf::select({a} < {z}, {s} * {a}, {a})", fmt::arg("a", c.x[0]), fmt::arg("s", c.x[1]),
+                            fmt::arg("z", c.lit(0.0)));
+       }},
+      {"Selu", selu_expr},
+      {"Celu", celu_expr},
+      {"Mish", [](const ExprContext& c) { return "(" + c.x[0] + " * tf::tanh(tf::softplus(" + c.x[0] + ")))"; }},
+      {"Sum", [](const ExprContext& c) { return fold_expr(c, "add"); }},
+      {"Mean", mean_expr},
   };
   return table;
 }
@@ -155,7 +207,8 @@ std::string pointwise_expr(const Node& node, const std::vector<std::string>& ope
 bool has_pointwise_expr(const std::string& op) { return expr_table().count(op) != 0; }
 
 bool calls_vector_math(const Node& node) {
-  static const std::set<std::string, std::less<>> ops = {"Exp", "Log", "Tanh", "Sigmoid", "Softplus", "Erf", "Gelu", "Elu"};
+  static const std::set<std::string, std::less<>> ops = {"Exp",  "Log", "Tanh", "Sigmoid", "Softplus", "Erf", "Gelu",
+                                                         "Elu",  "Sin", "Cos",  "Selu",    "Celu",     "Mish"};
   return ops.count(node.op) != 0 || (node.op == "Pow" && !has_cheap_pow_form(node));
 }
 

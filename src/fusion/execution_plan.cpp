@@ -2,6 +2,7 @@
 
 #include "fusion/planner.h"
 #include "ir/graph_clone.h"
+#include "passes/batch_norm_folding.h"
 #include "passes/decompose_composites.h"
 #include "passes/pattern_registry.h"
 
@@ -9,6 +10,7 @@ namespace tilefuse::fusion {
 
 ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
   ExecutionPlan planned{clone_graph(graph), {}};
+  passes::fold_batch_norms(planned.graph);
   passes::decompose_composites(planned.graph);
   PlannerOptions options;
   options.fuse = fuse;

@@ -19,7 +19,8 @@ const std::set<std::string, std::less<>>& kernel_op_types() {
       "Add", "Sub", "Mul", "Div", "Pow", "Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Relu",
       "LeakyRelu", "Elu", "Sigmoid", "HardSigmoid", "HardSwish", "Softplus", "Tanh", "Erf", "Gelu", "Clip", "Min",
       "Max", "Where", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Cast",
-      "Identity", "Dropout", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "Transpose"};
+      "Identity", "Dropout", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "Transpose",
+      "IsNaN", "IsInf", "Sign", "Round", "Sin", "Cos", "PRelu", "Selu", "Celu", "Mish", "Sum", "Mean"};
   return ops;
 }
 

@@ -1,6 +1,7 @@
 #include "passes/decompose_composites.h"
 
 #include <cmath>
+#include <optional>
 
 #include "ir/error.h"
 #include "ir/op_registry.h"
@@ -83,19 +84,136 @@ std::vector<Value*> expand_layer_norm(Graph& graph, const Node& n) {
   return {e.cast(y, out_type), mean, inv_std};
 }
 
+// A per-channel constant vector as a constant of shape [C, 1, ...] (rank - 1 dims), in f32, so
+// that it broadcasts over [N, C, spatial...]. `values[c]` is channel c's entry.
+Value* channel_constant(Graph& graph, const std::string& name, const std::vector<double>& values, int64_t rank) {
+  std::vector<int64_t> shape(static_cast<size_t>(rank - 1), 1);
+  shape[0] = static_cast<int64_t>(values.size());
+  Tensor t(DType::f32, shape);
+  for (size_t c = 0; c < values.size(); ++c) t.set_f64(static_cast<int64_t>(c), values[c]);
+  return graph.add_constant(graph.unique_value_name(name), t);
+}
+
+std::optional<std::vector<double>> constant_values(const Value* v) {
+  if (v == nullptr || !v->constant) return std::nullopt;
+  std::vector<double> out;
+  for (int64_t i = 0; i < v->constant->numel(); ++i) out.push_back(v->constant->get_f64(i));
+  return out;
+}
+
+// Inference BatchNormalization with constant statistics: y = x * s + (B - mean * s), with
+// s = scale / sqrt(var + epsilon) per channel: two elementwise ops that fuse with their neighbours.
+std::vector<Value*> expand_batch_norm(Graph& graph, const Node& n) {
+  auto scale = constant_values(n.input(1)), bias = constant_values(n.input(2));
+  auto mean = constant_values(n.input(3)), var = constant_values(n.input(4));
+  if (n.attr_int("training_mode", 0) != 0 || !scale || !bias || !mean || !var) return {};
+  const double epsilon = n.attr_float("epsilon", 1e-5);
+  std::vector<double> mul(scale->size()), add(scale->size());
+  for (size_t c = 0; c < scale->size(); ++c) {
+    mul[c] = (*scale)[c] / std::sqrt((*var)[c] + epsilon);
+    add[c] = (*bias)[c] - (*mean)[c] * mul[c];
+  }
+  Emitter e(graph, n);
+  Value* x = n.input(0);
+  const int64_t rank = x->rank();
+  Value* y = e.op("Mul", {e.cast(x, DType::f32), channel_constant(graph, n.name + "/scale", mul, rank)});
+  y = e.op("Add", {y, channel_constant(graph, n.name + "/shift", add, rank)});
+  return {e.cast(y, x->dtype)};
+}
+
+// (x - mean) / sqrt(var + epsilon) over `axes` of xf (f32), both statistics kept as dims of 1.
+Value* normalize(Emitter& e, Value* xf, const std::vector<int64_t>& axes, double epsilon) {
+  Value* d = e.op("Sub", {xf, e.reduce("ReduceMean", xf, axes)});
+  Value* var = e.reduce("ReduceMean", e.op("Mul", {d, d}), axes);
+  return e.op("Mul", {d, e.op("Reciprocal", {e.op("Sqrt", {e.op("Add", {var, e.scalar(epsilon, DType::f32)})})})});
+}
+
+// InstanceNormalization (and GroupNormalization, which normalises groups of channels): the
+// statistics are row reductions; scale and bias are per-channel constants.
+std::vector<Value*> expand_group_norm(Graph& graph, const Node& n) {
+  Value* x = n.input(0);
+  auto scale = constant_values(n.input(1)), bias = constant_values(n.input(2));
+  if (!scale || !bias || !x->shape[1].is_const()) return {};
+  const int64_t channels = x->shape[1].value(), rank = x->rank();
+  const int64_t groups = n.op == "InstanceNormalization" ? channels : n.attr_int("num_groups", 1);
+  // Opset-18 GroupNormalization gives one scale and bias per group: repeat them per channel.
+  auto per_channel = [&](const std::vector<double>& v) {
+    if (static_cast<int64_t>(v.size()) == channels) return v;
+    std::vector<double> out;
+    for (int64_t c = 0; c < channels; ++c) out.push_back(v[c / (channels / groups)]);
+    return out;
+  };
+  Emitter e(graph, n);
+  const double epsilon = n.attr_float("epsilon", 1e-5);
+  Value* xf = e.cast(x, DType::f32);
+  Value* y = nullptr;
+  if (groups == channels) {
+    y = normalize(e, xf, axes_from(2, rank), epsilon);
+  } else {
+    Tensor grouped(DType::i64, {3});  // [N, groups, rest]
+    grouped.set_i64(0, 0), grouped.set_i64(1, groups), grouped.set_i64(2, -1);
+    Value* rows = e.op("Reshape", {xf, graph.add_constant(graph.unique_value_name(n.name + "/groups"), grouped)});
+    y = e.op("Reshape", {normalize(e, rows, {2}, epsilon), e.op("Shape", {x})});
+  }
+  y = e.op("Mul", {y, channel_constant(graph, n.name + "/scale", per_channel(*scale), rank)});
+  y = e.op("Add", {y, channel_constant(graph, n.name + "/bias", per_channel(*bias), rank)});
+  return {e.cast(y, x->dtype)};
+}
+
+std::vector<Value*> expand_global_pool(Graph& graph, const Node& n) {
+  Emitter e(graph, n);
+  Value* x = n.input(0);
+  return {e.reduce(n.op == "GlobalAveragePool" ? "ReduceMean" : "ReduceMax", x, axes_from(2, x->rank()))};
+}
+
+// The norm and log-sum reductions in terms of ReduceSum/ReduceMax and elementwise ops, on
+// float inputs with constant axes (the form fused kernels take).
+std::vector<Value*> expand_norm_reduction(Graph& graph, const Node& n) {
+  Value* x = n.input(0);
+  if (!is_float(x->dtype) || (n.has_input(1) && !n.input(1)->constant)) return {};
+  Emitter e(graph, n);
+  auto reduce = [&](const std::string& type, Value* v) {
+    std::vector<Value*> inputs = {v};
+    if (n.has_input(1)) inputs.push_back(n.input(1));
+    return e.op(type, inputs, n.attrs);
+  };
+  Value* xf = e.cast(x, DType::f32);
+  Value* y = nullptr;
+  if (n.op == "ReduceL1") y = reduce("ReduceSum", e.op("Abs", {xf}));
+  if (n.op == "ReduceL2") y = e.op("Sqrt", {reduce("ReduceSum", e.op("Mul", {xf, xf}))});
+  if (n.op == "ReduceSumSquare") y = reduce("ReduceSum", e.op("Mul", {xf, xf}));
+  if (n.op == "ReduceLogSum") y = e.op("Log", {reduce("ReduceSum", xf)});
+  if (n.op == "ReduceLogSumExp") {
+    // Shifted by the maximum so that exp cannot overflow; an infinite maximum shifts by 0, as
+    // the reference kernel does (a row of -inf gives -inf, not NaN).
+    if (n.attr_int("keepdims", 1) == 0) return {};
+    Value* m = reduce("ReduceMax", xf);
+    m = e.op("Where", {e.op("IsInf", {m}), e.scalar(0.0, DType::f32), m});
+    y = e.op("Add", {e.op("Log", {reduce("ReduceSum", e.op("Exp", {e.op("Sub", {xf, m})}))}), m});
+  }
+  return y ? std::vector<Value*>{e.cast(y, x->dtype)} : std::vector<Value*>{};
+}
+
+std::vector<Value*> expand(Graph& graph, const Node& n) {
+  if (n.op == "Softmax" || n.op == "LogSoftmax") return expand_softmax(graph, n, n.op == "LogSoftmax");
+  if (n.op == "LayerNormalization") return expand_layer_norm(graph, n);
+  if (n.op == "BatchNormalization") return expand_batch_norm(graph, n);
+  if (n.op == "InstanceNormalization" || n.op == "GroupNormalization") return expand_group_norm(graph, n);
+  if (n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool") return expand_global_pool(graph, n);
+  if (n.op == "ReduceL1" || n.op == "ReduceL2" || n.op == "ReduceSumSquare" || n.op == "ReduceLogSum" ||
+      n.op == "ReduceLogSumExp") {
+    return expand_norm_reduction(graph, n);
+  }
+  return {};
+}
+
 }  // namespace
 
 int decompose_composites(Graph& graph) {
   int rewritten = 0;
   for (Node* n : graph.nodes()) {
-    std::vector<Value*> replacement;
-    if (n->op == "Softmax" || n->op == "LogSoftmax") {
-      replacement = expand_softmax(graph, *n, n->op == "LogSoftmax");
-    } else if (n->op == "LayerNormalization") {
-      replacement = expand_layer_norm(graph, *n);
-    } else {
-      continue;
-    }
+    std::vector<Value*> replacement = expand(graph, *n);
+    if (replacement.empty()) continue;
     for (size_t i = 0; i < n->outputs.size() && i < replacement.size(); ++i) {
       graph.replace_all_uses(n->outputs[i], replacement[i]);
       // Graph outputs are known to users by name: the replacement takes the original's name.

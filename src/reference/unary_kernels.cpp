@@ -122,6 +122,7 @@ void add_activation_kernels(KernelTable& t) {
     double alpha = n.attr_float("alpha", 1.0);
     return [alpha](auto x) {
       using T = decltype(x);
+      if (x != x) return x;  // std::max/min would drop the NaN; numpy's maximum keeps it
       return std::max(T(0), x) + std::min(T(0), T(alpha) * (std::exp(x / T(alpha)) - T(1)));
     };
   });

@@ -18,7 +18,8 @@ double vector_cycles(const Node& n) {
   static const std::map<std::string, double, std::less<>> costs = {
       {"Div", 5},     {"Reciprocal", 5}, {"Sqrt", 6},  {"Pow", 30},   {"Exp", 10}, {"Log", 14},
       {"Tanh", 16},   {"Sigmoid", 14},   {"Erf", 18},  {"Gelu", 24},  {"Softplus", 24},
-      {"Elu", 12},    {"Cast", 2},       {"Where", 1}, {"Transpose", 2}};
+      {"Elu", 12},    {"Cast", 2},       {"Where", 1}, {"Transpose", 2}, {"Sin", 20},   {"Cos", 20},
+      {"Selu", 12},   {"Celu", 12},      {"Mish", 40}};
   auto it = costs.find(n.op);
   // Plain arithmetic issues on two vector pipes: half a cycle per vector.
   return it == costs.end() ? 0.5 : it->second;

@@ -59,7 +59,8 @@ TEST_P(ExtremeValues, FusedKernelMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Transcendental, ExtremeValues,
-                         ::testing::Values("Exp", "Log", "Tanh", "Sigmoid", "Erf", "Softplus", "Sqrt", "Elu"),
+                         ::testing::Values("Exp", "Log", "Tanh", "Sigmoid", "Erf", "Softplus", "Sqrt", "Elu", "Sin",
+                                           "Cos", "Round", "Sign", "Selu", "Celu", "Mish", "IsNaN", "IsInf"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

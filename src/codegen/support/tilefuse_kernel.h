@@ -249,6 +249,23 @@ template <int N> TF_INLINE PackF<N> sqrt(const PackF<N>& x) { return each([](VF 
 template <int N> TF_INLINE PackF<N> pow(const PackF<N>& x, const PackF<N>& y) {
   return each([](VF a, VF b) { return xsimd::pow(a, b); }, x, y);
 }
+// NaN test (ONNX IsNaN). Not `x != x`: xsimd compares vectors with ordered predicates, for
+// which NaN != NaN is false.
+inline bool isnan(float x) { return std::isnan(x); }
+inline MF isnan(VF x) { return xsimd::isnan(x); }
+template <int N> TF_INLINE PackM<N> isnan(const PackF<N>& x) { return each([](VF v) { return xsimd::isnan(v); }, x); }
+// sin, cos and round-half-to-even (ONNX Round) through xsimd.
+inline float sin(float x) { return std::sin(x); }
+inline float cos(float x) { return std::cos(x); }
+inline float round_even(float x) { return std::nearbyint(x); }
+inline VF sin(VF x) { return xsimd::sin(x); }
+inline VF cos(VF x) { return xsimd::cos(x); }
+inline VF round_even(VF x) { return xsimd::nearbyint(x); }
+template <int N> TF_INLINE PackF<N> sin(const PackF<N>& x) { return each([](VF v) { return xsimd::sin(v); }, x); }
+template <int N> TF_INLINE PackF<N> cos(const PackF<N>& x) { return each([](VF v) { return xsimd::cos(v); }, x); }
+template <int N> TF_INLINE PackF<N> round_even(const PackF<N>& x) {
+  return each([](VF v) { return xsimd::nearbyint(v); }, x);
+}
 // Division by a value that is constant over a row (Softmax's sum, LayerNorm's deviation): a
 // multiplication by its reciprocal, taken once per row, is within 2 ulp of the quotient and far
 // cheaper than a vector division, which would bound the whole kernel. Where the reciprocal is

@@ -1,0 +1,146 @@
+// The ops that fused mode rewrites before planning (batch_norm_folding.h, decompose_composites.h)
+// or generates as pointwise code with several operands: each graph runs fused and must match the
+// reference interpreter on the original graph, with values that reach every branch (negative
+// slopes, rows of -inf for LogSumExp, odd sizes for the vector tails).
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "e2e/e2e_cache_dir.h"
+#include "ir/tensor_compare.h"
+#include "reference/interpreter.h"
+#include "runtime/executor.h"
+
+namespace tilefuse {
+namespace {
+
+// Deterministic values in [-2, 2) with a few exact zeros.
+Tensor filled(std::vector<int64_t> shape, int salt = 0) {
+  Tensor t(DType::f32, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, ((i * 37 + salt * 11) % 97) / 24.25 - 2.0);
+  return t;
+}
+
+Tensor positive(std::vector<int64_t> shape, int salt = 0) {
+  Tensor t = filled(std::move(shape), salt);
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, 0.5 + std::abs(t.get_f64(i)));
+  return t;
+}
+
+struct Case {
+  std::string name;
+  std::function<void(Graph&, std::map<std::string, Tensor>&)> build;  // adds inputs, nodes, outputs
+  size_t max_steps = 0;  // when > 0: the fused plan must have at most this many steps
+};
+
+class CompositeOps : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CompositeOps, FusedMatchesReference) {
+  Graph g;
+  std::map<std::string, Tensor> inputs;
+  GetParam().build(g, inputs);
+  g.infer_shapes();
+  const std::vector<Tensor> expected = reference::run_graph(g, inputs);
+  runtime::ExecutorOptions options;
+  options.device.threads = 2;
+  options.compile_threads = 2;
+  options.cache_dir = e2e::test_cache_dir();
+  runtime::ExecutorCounters counters;
+  runtime::Executor exe(g, options, counters);
+  if (GetParam().max_steps > 0) EXPECT_LE(exe.plan().steps.size(), GetParam().max_steps);
+  const std::vector<Tensor> actual = exe.run(inputs);
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    CompareResult r = compare_tensors(actual[i], expected[i], {1e-5, 1e-5});
+    EXPECT_TRUE(r.ok) << GetParam().name << " output " << i << ": " << r.message;
+  }
+}
+
+Value* input(Graph& g, std::map<std::string, Tensor>& in, const std::string& name, Tensor t) {
+  std::vector<Dim> shape(t.shape().begin(), t.shape().end());
+  in[name] = t;
+  return g.add_input(name, t.dtype(), shape);
+}
+
+Value* one_op(Graph& g, const std::string& op, std::vector<Value*> inputs, AttributeMap attrs = {}) {
+  return g.add_node(op, op, std::move(inputs), {"y"}, std::move(attrs))->outputs[0];
+}
+
+Value* batch_norm(Graph& g, Value* x, int64_t channels) {
+  return g.add_node("BatchNormalization", "bn",
+                    {x, g.add_constant("gamma", positive({channels}, 1)), g.add_constant("beta", filled({channels}, 2)),
+                     g.add_constant("mean", filled({channels}, 3)), g.add_constant("var", positive({channels}, 4))},
+                    {"bn_out"}, {{"epsilon", 1e-3}})
+      ->outputs[0];
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> c;
+  c.push_back({"BatchNormAlone", [](Graph& g, auto& in) {
+                 g.add_output(batch_norm(g, input(g, in, "x", filled({2, 5, 3, 7})), 5));
+               }, 1});
+  c.push_back({"ConvThenBatchNormFolds", [](Graph& g, auto& in) {
+                 Value* x = input(g, in, "x", filled({2, 3, 9, 9}));
+                 Value* conv = g.add_node("Conv", "conv", {x, g.add_constant("w", filled({4, 3, 3, 3}, 5)),
+                                                          g.add_constant("b", filled({4}, 6))},
+                                          {"conv_out"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})->outputs[0];
+                 g.add_output(batch_norm(g, conv, 4));
+               }, 1});  // one step: the Conv with the statistics folded in (else a second kernel)
+  c.push_back({"GemmThenBatchNormFolds", [](Graph& g, auto& in) {
+                 Value* x = input(g, in, "x", filled({6, 8}));
+                 Value* mm = g.add_node("Gemm", "gemm", {x, g.add_constant("w", filled({5, 8}, 7)),
+                                                         g.add_constant("c", filled({5}, 8))},
+                                        {"gemm_out"}, {{"transB", int64_t{1}}})->outputs[0];
+                 g.add_output(batch_norm(g, mm, 5));
+               }, 1});  // folded into the Gemm's weights and C
+  c.push_back({"MatMulThenBatchNormFolds", [](Graph& g, auto& in) {
+                 Value* x = input(g, in, "x", filled({6, 8}));
+                 Value* mm = g.add_node("MatMul", "mm", {x, g.add_constant("w", filled({8, 5}, 9))}, {"mm_out"})->outputs[0];
+                 g.add_output(batch_norm(g, mm, 5));
+               }, 2});  // MatMul, then the shift as an epilogue kernel
+  c.push_back({"InstanceNorm", [](Graph& g, auto& in) {
+                 Value* x = input(g, in, "x", filled({2, 3, 5, 7}));
+                 g.add_output(one_op(g, "InstanceNormalization",
+                                     {x, g.add_constant("s", positive({3}, 1)), g.add_constant("b", filled({3}, 2))}));
+               }});
+  for (int64_t params : {int64_t{2}, int64_t{6}}) {  // per group (opset 18) and per channel (opset 21)
+    c.push_back({"GroupNorm" + std::to_string(params) + "Params", [params](Graph& g, auto& in) {
+                   Value* x = input(g, in, "x", filled({2, 6, 4, 5}));
+                   g.add_output(one_op(g, "GroupNormalization",
+                                       {x, g.add_constant("s", positive({params}, 1)), g.add_constant("b", filled({params}, 2))},
+                                       {{"num_groups", int64_t{2}}}));
+                 }});
+  }
+  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+    c.push_back({op, [op](Graph& g, auto& in) { g.add_output(one_op(g, op, {input(g, in, "x", filled({2, 3, 5, 7}))})); }, 1});
+  }
+  for (const char* op : {"ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"}) {
+    c.push_back({op, [op](Graph& g, auto& in) {
+                   Tensor x = std::string(op) == "ReduceLogSum" ? positive({4, 37}) : filled({4, 37});
+                   if (std::string(op) == "ReduceLogSumExp") {
+                     for (int64_t j = 0; j < 37; ++j) x.set_f64(37 + j, -INFINITY);  // a row of -inf gives -inf
+                     x.set_f64(2 * 37 + 5, 1000.0);  // exp(1000) overflows unless shifted
+                   }
+                   g.add_output(one_op(g, op, {input(g, in, "x", x)},
+                                       {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}}));
+                 }, 1});
+  }
+  c.push_back({"PRelu", [](Graph& g, auto& in) {
+                 g.add_output(one_op(g, "PRelu", {input(g, in, "x", filled({4, 37})), g.add_constant("slope", filled({37}, 3))}));
+               }, 1});
+  for (const char* op : {"Sum", "Mean"}) {
+    c.push_back({op, [op](Graph& g, auto& in) {
+                   g.add_output(one_op(g, op, {input(g, in, "a", filled({4, 37})), input(g, in, "b", filled({37}, 1)),
+                                               input(g, in, "c", filled({4, 1}, 2))}));
+                 }, 1});
+  }
+  return c;
+}
+
+INSTANTIATE_TEST_SUITE_P(RewrittenOrGenerated, CompositeOps, ::testing::ValuesIn(cases()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace tilefuse
