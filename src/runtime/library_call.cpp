@@ -7,10 +7,12 @@
 
 #include "ir/error.h"
 #include "ir/shape.h"
+#include "runtime/conv_gemm.h"
 
 namespace tilefuse::runtime {
 
 bool blas_supports(const Node& node) {
+  if (node.op == "Conv") return conv_gemm_supports(node);
   if (node.op != "MatMul" && node.op != "Gemm") return false;
   for (const Value* v : node.inputs) {
     if (v != nullptr && v->dtype != DType::f32) return false;
@@ -85,6 +87,8 @@ void run_blas(const Node& node, const std::vector<Tensor>& inputs, Tensor& outpu
     matmul(inputs[0], inputs[1], output);
   } else if (node.op == "Gemm") {
     gemm(node, inputs, output);
+  } else if (node.op == "Conv") {
+    run_conv_gemm(node, inputs, output);
   } else {
     fail_internal("run_blas: {} is not a BLAS op", node.describe());
   }

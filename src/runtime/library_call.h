@@ -1,5 +1,6 @@
 // Compute-bound ops the executor hands to a library instead of generating code for them:
-// MatMul and Gemm on f32 through OpenBLAS's sgemm, writing straight into the executor's buffer.
+// MatMul, Gemm and Conv (through im2col, conv_gemm.h) on f32 through OpenBLAS's sgemm, writing
+// straight into the executor's buffer.
 #pragma once
 
 #include <vector>
