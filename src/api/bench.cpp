@@ -28,11 +28,14 @@ void check_options(const BenchOptions& options) {
   if (options.warmup < 0) fail_user("bench: --warmup must not be negative, got {}", options.warmup);
 }
 
-// Times `run` warm-up + iterations times; returns the timed runs' milliseconds.
-std::vector<double> time_runs(const std::function<void()>& run, Mode mode, const BenchOptions& options) {
+// Times `run` warm-up + iterations times; returns the timed runs' milliseconds. A profile keeps
+// the timed runs only.
+std::vector<double> time_runs(const std::function<void()>& run, Mode mode, const BenchOptions& options,
+                              runtime::StepProfile* profile = nullptr) {
   build::ProgressLine progress(fmt::format("bench {}", mode_name(mode)), options.warmup + options.iterations);
   std::vector<double> times;
   for (int i = 0; i < options.warmup + options.iterations; ++i) {
+    if (profile && i == options.warmup) profile->clear();
     const auto start = std::chrono::steady_clock::now();
     run();
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -60,9 +63,12 @@ ModeBench bench_mode(const Graph& graph, const BoundInputs& inputs, Mode mode, c
     return bench;
   }
   runtime::ExecutorCounters counters;
-  runtime::Executor executor(graph, executor_options(mode, options.execution), counters);
+  ExecutionOptions execution = options.execution;
+  // The profiler watches the fused mode, the one users deploy.
+  if (mode != Mode::fused) execution.profile = nullptr;
+  runtime::Executor executor(graph, executor_options(mode, execution), counters);
   std::vector<Tensor> outputs;  // reused by every run: no allocation or page fault once warm
-  bench.times_ms = time_runs([&] { executor.run(by_name, outputs); }, mode, options);
+  bench.times_ms = time_runs([&] { executor.run(by_name, outputs); }, mode, options, execution.profile);
   bench.kernels = executor.launches();
   bench.bytes = evaluate_bytes(executor.plan().compulsory_bytes(), inputs);
   return bench;

@@ -61,6 +61,7 @@ runtime::ExecutorOptions executor_options(Mode mode, const ExecutionOptions& opt
   out.cache_dir = options.cache_dir;
   out.autotune_topn = tune::resolve_autotune_topn(options.autotune_topn);
   out.debug_dir = options.debug_dir;
+  out.profile = options.profile;
   if (const char* env = std::getenv("TILEFUSE_DEBUG_DIR"); out.debug_dir.empty() && env != nullptr) out.debug_dir = env;
   return out;
 }

@@ -41,6 +41,7 @@ struct ExecutionOptions {
   std::optional<int> autotune_topn;    // tiling candidates measured per static kernel
   std::string cache_dir;
   std::string debug_dir;
+  runtime::StepProfile* profile = nullptr;  // non-null: fused/unfused runs record every step (the profiler)
 };
 
 struct RunResult {

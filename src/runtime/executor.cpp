@@ -358,10 +358,13 @@ struct Executor::Impl {
     const int64_t* syms = p.kernel_symbols[i].data();
     const int64_t workers = team.size();
     if (p.kernel_blocks[i] < 0) p.kernel_blocks[i] = lib.num_blocks(syms, workers);
+    StepProfile* profile = options.profile;
     team.run(
         p.kernel_blocks[i],
         [&](int worker, int64_t first, int64_t end) {
+          const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
           lib.run_blocks(buffers.data(), syms, workers, first, end, p.scratch[worker].data());
+          if (profile) profile->record(static_cast<int64_t>(i), worker, start, StepProfile::Clock::now());
         },
         kernels[i].block_dim);
   }
@@ -389,23 +392,70 @@ struct Executor::Impl {
     }
   }
 
+  // ---- profiling (only with options.profile) ----
+
+  double step_flops(const fusion::PlanStep& step, const Prepared& p) const {
+    if (step.kind == fusion::StepKind::Kernel) {
+      const auto& out = p.shapes.at(step.kernel.outputs.front());
+      return static_cast<double>(product(out)) * static_cast<double>(step.kernel.nodes.size());
+    }
+    const Node& n = *step.node;
+    if (n.op != "MatMul" && n.op != "Gemm" && n.op != "Conv") return 0;
+    const double outputs = static_cast<double>(product(p.shapes.at(n.outputs[0])));
+    const auto& w = p.shapes.at(n.input(1));
+    if (n.op == "Conv") return 2 * outputs * static_cast<double>(product(w) / w[0]);  // per output: C/g * kernel MACs
+    const auto& a = p.shapes.at(n.input(0));
+    const bool ta = n.op == "Gemm" && n.attr_int("transA", 0) != 0;
+    return 2 * outputs * static_cast<double>(ta ? a[a.size() - 2] : a.back());
+  }
+
+  void describe_steps(StepProfile& profile, const Prepared& p) const {
+    for (const auto& step : plan.steps) {
+      ProfiledStep s;
+      for (const Value* v : step_inputs(step)) s.bytes += static_cast<int64_t>(value_bytes(v, p.shapes.at(v)));
+      for (const Value* v : step_outputs(step)) s.bytes += static_cast<int64_t>(value_bytes(v, p.shapes.at(v)));
+      if (step.kind == fusion::StepKind::Kernel) {
+        s.name = step.kernel.name, s.kind = "kernel";
+        for (const Node* n : step.kernel.nodes) s.ops += (s.ops.empty() ? "" : " ") + n->op;
+      } else {
+        s.name = step.node->name.empty() ? step.node->op : step.node->name;
+        s.ops = step.node->op;
+        const bool library = step.kind == fusion::StepKind::LibraryCall && blas_supports(*step.node);
+        s.kind = step.kind == fusion::StepKind::View ? "view" : library ? "library" : "host";
+      }
+      s.flops = step.kind == fusion::StepKind::View ? 0 : step_flops(step, p);
+      profile.steps.push_back(std::move(s));
+    }
+    profile.steps.push_back({"outputs", "copy", "copy of outputs that are views, inputs or constants", 0, 0});
+  }
+
   void run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs) {
     Prepared& p = prepare(bind_symbols(inputs));
     Bound bound = bind_buffers(inputs, outputs, p);
+    StepProfile* profile = options.profile;
+    if (profile) {
+      if (profile->steps.empty()) describe_steps(*profile, p);
+      profile->begin_run();
+    }
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];
       if (step.kind == fusion::StepKind::View) continue;
       if (step.kind == fusion::StepKind::Kernel) {
         run_kernel_step(i, bound, p);
-      } else {
-        run_node_step(step, bound, p);
+        continue;
       }
+      const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
+      run_node_step(step, bound, p);
+      if (profile) profile->record(static_cast<int64_t>(i), 0, start, StepProfile::Clock::now());
     }
+    const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
     const auto& outs = graph.outputs();
+    bool copied = false;
     for (size_t i = 0; i < outs.size(); ++i) {
       void* src = data_of(bound, outs[i]);
-      if (src != outputs[i].raw()) std::memcpy(outputs[i].raw(), src, outputs[i].nbytes());
+      if (src != outputs[i].raw()) std::memcpy(outputs[i].raw(), src, outputs[i].nbytes()), copied = true;
     }
+    if (profile && copied) profile->record(static_cast<int64_t>(plan.steps.size()), 0, start, StepProfile::Clock::now());
     ++counters.runs;
   }
 };

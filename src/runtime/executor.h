@@ -19,6 +19,7 @@
 #include "ir/tensor.h"
 #include "runtime/device_limit.h"
 #include "runtime/kernel_builder.h"
+#include "runtime/step_profile.h"
 #include "tiling/hardware_model.h"
 
 namespace tilefuse::runtime {
@@ -31,6 +32,7 @@ struct ExecutorOptions {
   int autotune_topn = 1;        // tiling candidates measured per static kernel (1: no measurement)
   std::optional<tiling::HardwareModel> hardware;  // empty: detected and calibrated (cached per machine)
   std::string debug_dir;        // non-empty: dump every generated artifact there (TILEFUSE_DEBUG_DIR)
+  StepProfile* profile = nullptr;  // non-null: every run records each step's time per worker there
 };
 
 struct ExecutorCounters {

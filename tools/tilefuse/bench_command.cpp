@@ -5,6 +5,8 @@
 #include "api/bench.h"
 #include "api/input_binding.h"
 #include "api/model.h"
+#include "api/profile_report.h"
+#include "input_flags.h"
 #include "ir/error.h"
 
 namespace tilefuse::cli {
@@ -17,14 +19,18 @@ CLI::App* add_bench_command(CLI::App& app, BenchCommand& command) {
       ->capture_default_str();
   sub->add_option("--iters", command.iterations, "Timed runs per mode")->capture_default_str();
   sub->add_option("--warmup", command.warmup, "Untimed runs per mode before timing")->capture_default_str();
-  sub->add_option("--seed", command.seed, "Seed of the random input data")->capture_default_str();
+  sub->add_option("--seed", command.seed, "Seed of the random data for inputs not given")->capture_default_str();
+  add_input_option(sub, command.inputs);
   add_execution_flags(sub, command.execution);
   sub->add_option("--stream-mib", command.stream_mib,
                   "MiB per array of the bandwidth probes (triad uses three); keep it well above the last-level cache")
       ->capture_default_str();
+  sub->add_option("--profile", command.profile, "Write a Chrome trace of the fused mode's timed runs");
+  sub->add_flag("--per-step", command.per_step,
+                "Also print the fused mode's steps sorted by time, with their share, GB/s and GFLOP/s");
   sub->add_flag("--json", command.json, "Print the results as one JSON object");
   sub->footer(
-      "Inputs are seeded random data; compiling is not timed. bytes = compulsory traffic of the mode's plan\n"
+      "Inputs not given with --input are seeded random data; compiling is not timed. bytes = compulsory traffic of the mode's plan\n"
       "(inputs read once, outputs written once per kernel; reference counts the unfused plan), GB/s = bytes /\n"
       "median, x STREAM = GB/s / STREAM triad. Machines are noisy: compare medians of repeated runs.");
   return sub;
@@ -40,13 +46,23 @@ void execute_bench_command(const BenchCommand& command) {
   options.execution = execution_options(command.execution);
   options.stream.array_bytes = static_cast<size_t>(command.stream_mib) << 20;
   const api::Model model = api::load_model(command.model);
-  const api::BoundInputs inputs = api::bind_inputs(model.graph, {}, {.fill_missing_randomly = true, .seed = command.seed});
+  std::map<std::string, std::string> files;
+  const api::BoundInputs inputs = api::bind_inputs(model.graph, read_given_inputs(command.inputs, files),
+                                                   {.fill_missing_randomly = true, .seed = command.seed});
+  runtime::StepProfile profile;
+  const bool profiling = !command.profile.empty() || command.per_step;
+  if (profiling) options.execution.profile = &profile;
   const api::BenchReport report = api::bench_model(model.graph, inputs, command.model, options);
+  if (!command.profile.empty()) api::write_chrome_trace(command.profile, profile);
+  const std::vector<api::StepSummary> steps = profiling ? api::summarize_steps(profile) : std::vector<api::StepSummary>{};
   if (command.json) {
-    std::cout << api::bench_to_json(report).dump(2) << "\n";
-  } else {
-    std::cout << api::bench_to_table(report);
+    nlohmann::json json = api::bench_to_json(report);
+    if (command.per_step) json["per_step"] = api::per_step_json(steps);
+    std::cout << json.dump(2) << "\n";
+    return;
   }
+  std::cout << api::bench_to_table(report);
+  if (command.per_step) std::cout << "\nfused steps, slowest first (per run):\n" << api::per_step_table(steps);
 }
 
 }  // namespace tilefuse::cli

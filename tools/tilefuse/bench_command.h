@@ -20,8 +20,11 @@ struct BenchCommand {
   int iterations = 20;
   int warmup = 3;
   uint64_t seed = 0;
+  std::vector<std::string> inputs;  // "NAME=FILE.npy"
   ExecutionFlags execution;
   int stream_mib = 128;
+  std::string profile;  // Chrome trace of the fused mode's timed runs
+  bool per_step = false;
   bool json = false;
 };
 

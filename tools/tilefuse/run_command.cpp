@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "api/input_binding.h"
+#include "api/profile_report.h"
+#include "input_flags.h"
 #include "api/model.h"
 #include "api/output_files.h"
 #include "api/runner.h"
@@ -25,24 +27,6 @@ struct WrittenOutput {
   Tensor tensor;
   api::TensorStats stats;
 };
-
-// "--input NAME=FILE.npy" values -> tensors by input name.
-std::map<std::string, Tensor> read_given_inputs(const std::vector<std::string>& specs,
-                                                std::map<std::string, std::string>& files) {
-  std::map<std::string, Tensor> given;
-  for (const std::string& spec : specs) {
-    size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-      fail_user("--input '{}': expected NAME=FILE.npy", spec);
-    }
-    std::string name = spec.substr(0, eq);
-    std::string file = spec.substr(eq + 1);
-    if (given.count(name)) fail_user("--input: input '{}' is given twice", name);
-    given.emplace(name, io::read_npy(file));
-    files.emplace(name, file);
-  }
-  return given;
-}
 
 void create_output_dir(const std::string& dir) {
   std::error_code ec;
@@ -136,12 +120,14 @@ void print_summary(const RunCommand& command, const api::BoundInputs& inputs,
 CLI::App* add_run_command(CLI::App& app, RunCommand& command) {
   CLI::App* sub = app.add_subcommand("run", "Run a model and write its outputs as .npy files");
   sub->add_option("MODEL", command.model, "ONNX model file")->required();
-  sub->add_option("--input", command.inputs, "An input from a .npy file: NAME=FILE.npy (repeatable)");
+  add_input_option(sub, command.inputs);
   sub->add_option("--output-dir", command.output_dir, "Where to write <output name>.npy files (created if missing)")
       ->capture_default_str();
   sub->add_option("--mode", command.mode, "Execution mode: " + api::mode_choices())->capture_default_str();
   sub->add_option("--seed", command.seed, "Seed of the random data for inputs not given")->capture_default_str();
   add_execution_flags(sub, command.execution);
+  sub->add_option("--profile", command.profile,
+                  "Write a Chrome trace of the run (one event per step and worker; open in Perfetto or chrome://tracing)");
   sub->add_flag("--json", command.json, "Print the summary as one JSON object");
   sub->footer(
       "Inputs not given with --input are filled with seeded random data (floats in [-1, 1), integers in [0, 4),\n"
@@ -152,7 +138,12 @@ CLI::App* add_run_command(CLI::App& app, RunCommand& command) {
 
 void execute_run_command(const RunCommand& command) {
   const api::Mode mode = api::parse_mode(command.mode);
-  const api::ExecutionOptions execution = execution_options(command.execution);  // configuration errors first
+  api::ExecutionOptions execution = execution_options(command.execution);  // configuration errors first
+  runtime::StepProfile profile;
+  if (!command.profile.empty()) {
+    if (mode == api::Mode::reference) fail_user("--profile needs --mode fused or unfused (the reference interpreter has no steps)");
+    execution.profile = &profile;
+  }
   const api::Model model = api::load_model(command.model);
   std::map<std::string, std::string> input_files;
   const std::map<std::string, Tensor> given = read_given_inputs(command.inputs, input_files);
@@ -160,6 +151,7 @@ void execute_run_command(const RunCommand& command) {
   const api::RunResult result = api::run_model(model.graph, inputs, mode, execution);
   create_output_dir(command.output_dir);
   const std::vector<WrittenOutput> outputs = write_outputs(result.outputs, command.output_dir);
+  if (!command.profile.empty()) api::write_chrome_trace(command.profile, profile);
   if (command.json) {
     print_json(command, inputs, input_files, outputs, result);
   } else {

@@ -20,6 +20,7 @@ struct RunCommand {
   std::string mode = "fused";
   uint64_t seed = 0;
   ExecutionFlags execution;
+  std::string profile;  // Chrome trace file, empty: no profiling
   bool json = false;
 };
 

@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "input_flags.h"
+
 #include "api/input_binding.h"
 #include "api/model.h"
 #include "api/tune_report.h"
@@ -16,7 +18,8 @@ CLI::App* add_tune_report_command(CLI::App& app, TuneReportCommand& command) {
   sub->add_flag("--exhaustive", command.exhaustive, "Measure the whole tiling space of every kernel (slow: compiles it all)");
   sub->add_option("--threads", command.threads, "Worker threads (device limit); default TILEFUSE_NUM_THREADS or all cores");
   sub->add_option("--compile-threads", command.compile_threads, "Parallel kernel compiles; default TILEFUSE_COMPILE_THREADS");
-  sub->add_option("--seed", command.seed, "Seed of the random input data")->capture_default_str();
+  sub->add_option("--seed", command.seed, "Seed of the random data for inputs not given")->capture_default_str();
+  add_input_option(sub, command.inputs);
   sub->add_flag("--json", command.json, "Print the report as one JSON object");
   sub->footer(
       "Kernels are compiled into a scratch cache that is removed afterwards, so the report always measures.\n"
@@ -28,7 +31,8 @@ void execute_tune_report_command(const TuneReportCommand& command) {
   std::optional<int> topn = command.topn;
   if (const int configured = tune::resolve_autotune_topn(); !topn && configured > 1) topn = configured;
   const api::Model model = api::load_model(command.model);
-  const api::BoundInputs inputs = api::bind_inputs(model.graph, {}, {.fill_missing_randomly = true, .seed = command.seed});
+  std::map<std::string, std::string> files;
+  const api::BoundInputs inputs = api::bind_inputs(model.graph, read_given_inputs(command.inputs, files), {.fill_missing_randomly = true, .seed = command.seed});
   api::TuneReportOptions options;
   options.execution = {.threads = command.threads, .compile_threads = command.compile_threads, .autotune_topn = topn};
   options.exhaustive = command.exhaustive;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -17,6 +18,7 @@ struct TuneReportCommand {
   std::optional<int> threads;
   std::optional<int> compile_threads;
   uint64_t seed = 0;
+  std::vector<std::string> inputs;  // "NAME=FILE.npy"
   bool json = false;
 };
 
