@@ -71,3 +71,11 @@ real-test-models: configure
 	@bash bench/peers/setup_venv.sh $(PEERS_VENV)
 	$(PEERS_VENV)/bin/python bench/real/export.py --size tiny --out tests/models/real \
 	  --variants torchscript_static,dynamo_dynamic
+
+# The real-model suite (bench/real/README.md): the eight architectures at full size, both
+# exporters, checked against ONNX Runtime and PyTorch eager, then timed at 1 and 2 threads.
+# Results in bench/real/results/. REAL_ARGS=--quick runs the tiny versions in a few minutes.
+bench-real: configure
+	@cmake --build $(BUILD_DIR) --target tilefuse -j $(JOBS)
+	@bash bench/peers/setup_venv.sh $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python bench/real/run_real.py --tilefuse $(BUILD_DIR)/tilefuse --work-dir $(BUILD_DIR)/real-work $(REAL_ARGS)

@@ -164,9 +164,11 @@ struct Executor::Impl {
     for (const Dim& d : v->shape) {
       for (const auto& s : d.symbols()) {
         if (!b.count(s)) {
-          fail_user("tensor '{}' has shape {} whose symbol '{}' is not fixed by any input; fused execution needs "
-                    "every shape known from the inputs (use --mode reference)",
-                    v->name, shape_to_string(v->shape), s);
+          // Name the op: a data-dependent shape (NonZero, or a shape operand computed from data).
+          std::string origin = v->producer ? fmt::format(", output of {},", v->producer->describe()) : "";
+          fail_user("tensor '{}'{} has shape {} whose symbol '{}' is not fixed by any input: its size depends on "
+                    "tensor data, and fused execution plans every buffer from the input shapes (use --mode reference)",
+                    v->name, origin, shape_to_string(v->shape), s);
         }
       }
       try {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e/e2e_cache_dir.h"
+#include "ir/error.h"
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
 #include "runtime/executor.h"
@@ -141,6 +142,28 @@ std::vector<Case> cases() {
 
 INSTANTIATE_TEST_SUITE_P(RewrittenOrGenerated, CompositeOps, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name; });
+
+// NonZero's output size depends on the data: the reference interpreter runs it, fused mode
+// refuses it with the op's name and the reason instead of planning a wrong buffer.
+TEST(DataDependentShapes, FusedModeNamesTheOpAndTheReason) {
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {Dim(3), Dim(4)});
+  g.add_output(g.add_node("NonZero", "nz", {x}, {"idx"})->outputs[0]);
+  g.infer_shapes();
+  Tensor data = filled({3, 4});
+  EXPECT_EQ(reference::run_graph(g, {{"x", data}}).at(0).shape()[0], 2);
+  runtime::ExecutorOptions options;
+  options.cache_dir = e2e::test_cache_dir();
+  runtime::ExecutorCounters counters;
+  runtime::Executor exe(g, options, counters);
+  try {
+    exe.run({{"x", data}});
+    FAIL() << "fused mode ran a data-dependent shape";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'nz' (NonZero)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("depends on tensor data"), std::string::npos) << e.what();
+  }
+}
 
 }  // namespace
 }  // namespace tilefuse
