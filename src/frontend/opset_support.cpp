@@ -16,6 +16,11 @@ namespace tilefuse::frontend {
 namespace {
 
 constexpr const char* kMicrosoftDomain = "com.microsoft";
+// Ops newer than the onnx library's opsets (it knows up to 17), which it could neither check nor
+// infer: they move to this private domain for the checker and come back as our ops.
+constexpr const char* kNewerOpsDomain = "ai.tilefuse.newer";
+
+bool is_newer_op(const std::string& op) { return op == "GroupNormalization" || op == "RMSNormalization"; }
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
@@ -41,6 +46,7 @@ bool is_supported(const onnx::NodeProto& node) {
     // Constant nodes become constant Values; they are not an IR op.
     return node.op_type() == "Constant" || OpRegistry::global().find(node.op_type()) != nullptr;
   }
+  if (node.domain() == kNewerOpsDomain) return OpRegistry::global().find(node.op_type()) != nullptr;
   return node.domain() == kMicrosoftDomain && node.op_type() == "Gelu";
 }
 
@@ -113,20 +119,24 @@ void move_axes_to_attribute(onnx::NodeProto& node, const onnx::GraphProto& graph
   for (int64_t a : axes) attr->add_ints(a);
 }
 
-// Opset 19 added the float8 types (TensorProto data types 17-20).
-std::optional<std::string> float8_type_name(int64_t onnx_type) {
+// Opset 19 added the float8 types (TensorProto data types 17-20), opsets 21 and 23 4-bit types
+// (21 UINT4, 22 INT4, 23 FLOAT4E2M1).
+std::optional<std::string> narrow_type_name(int64_t onnx_type) {
   switch (onnx_type) {
-    case 17: return "FLOAT8E4M3FN";
-    case 18: return "FLOAT8E4M3FNUZ";
-    case 19: return "FLOAT8E5M2";
-    case 20: return "FLOAT8E5M2FNUZ";
+    case 17: return "float8 type FLOAT8E4M3FN (opset 19)";
+    case 18: return "float8 type FLOAT8E4M3FNUZ (opset 19)";
+    case 19: return "float8 type FLOAT8E5M2 (opset 19)";
+    case 20: return "float8 type FLOAT8E5M2FNUZ (opset 19)";
+    case 21: return "4-bit type UINT4 (opset 21)";
+    case 22: return "4-bit type INT4 (opset 21)";
+    case 23: return "4-bit type FLOAT4E2M1 (opset 23)";
     default: return std::nullopt;
   }
 }
 
 void check_not_float8(int64_t onnx_type, const std::string& what) {
-  if (auto name = float8_type_name(onnx_type)) {
-    fail_user("{} has the float8 type {} (opset 19); tilefuse does not support float8 types", what, *name);
+  if (auto name = narrow_type_name(onnx_type)) {
+    fail_user("{} has the {}; tilefuse does not support float8 or 4-bit types", what, *name);
   }
 }
 
@@ -154,17 +164,16 @@ void check_no_float8_attributes(const onnx::NodeProto& node, const std::string& 
   }
 }
 
-// Ops whose opset-19/20 form means something their opset-18 form does not, keyed by op type:
-// the opset of the change and what changed. Every other op of opsets 19 and 20 that exists in
-// opset 18 only gained types (float8, bool, string), which we reject or do not have.
+// Ops whose opset 19-23 form means something their opset-18 form does not, keyed by op type:
+// the opset of the change and what changed. Every other op of opsets 19 to 23 that exists in
+// opset 18 only gained types (float8, 4-bit, bool, string), which we reject or do not have.
+// Pad's 'wrap' mode and Resize's 'half_pixel_symmetric' (opset 19) are attribute values our
+// kernels implement; AveragePool's 'dilations' (opset 19) is handled in adapt_opset20_to_18.
 struct Opset20Change {
   int opset;
   const char* change;
 };
 const std::map<std::string, Opset20Change> kIncompatibleChanges = {
-    {"AveragePool", {19, "attribute 'dilations'"}},
-    {"Pad", {19, "mode 'wrap'"}},
-    {"Resize", {19, "coordinate_transformation_mode 'half_pixel_symmetric'"}},
     {"DFT", {20, "'dft_length' and 'axis' as inputs"}},
     {"GridSample", {20, "N-d inputs and the mode names 'linear' and 'cubic'"}},
 };
@@ -175,6 +184,20 @@ void check_same_as_opset18(const onnx::NodeProto& node, int64_t opset, const std
   fail_user("{}: the op changed in opset {} ({}) and cannot be read as its opset-18 form; export the model "
             "with opset 18 or older",
             where, it->second.opset, it->second.change);
+}
+
+// AveragePool gained 'dilations' in opset 19; all ones is the opset-18 op.
+void drop_unit_dilations(onnx::NodeProto& node, const std::string& where) {
+  auto* attrs = node.mutable_attribute();
+  for (int i = 0; i < attrs->size(); ++i) {
+    const auto& a = attrs->Get(i);
+    if (a.name() != "dilations") continue;
+    for (int64_t d : a.ints()) {
+      if (d != 1) fail_user("{}: attribute 'dilations' (opset 19) other than 1 is not supported", where);
+    }
+    attrs->DeleteSubrange(i, 1);
+    return;
+  }
 }
 
 void ensure_opset_import(onnx::ModelProto& model, const std::string& domain, int64_t version) {
@@ -224,6 +247,7 @@ void adapt_opset20_to_18(onnx::ModelProto& model, const std::string& origin) {
     if (!is_default_domain(node.domain())) continue;
     check_same_as_opset18(node, version, where);
     if (node.op_type() == "Cast" || node.op_type() == "CastLike") remove_attribute(node, "saturate");
+    if (node.op_type() == "AveragePool") drop_unit_dilations(node, where);
     // Gelu joined ai.onnx in opset 20 with the semantics of our Gelu; in opset 19 it is not an op.
     if (node.op_type() == "Gelu" && version >= 20) {
       node.set_domain(kMicrosoftDomain);
@@ -273,16 +297,22 @@ void adapt_opset18_to_17(onnx::ModelProto& model, const std::string& origin) {
   onnx::OperatorSetIdProto* opset = mutable_default_opset(model);
   if (opset->version() != 18) return;
   onnx::GraphProto* graph = model.mutable_graph();
+  bool moved_newer = false;
   for (auto& node : *graph->mutable_node()) {
     if (!is_default_domain(node.domain())) continue;
     std::string where = fmt::format("{}: node '{}' ({}, opset 18)", origin, node.name(), node.op_type());
     if (takes_axes_input_since_18(node.op_type())) move_axes_to_attribute(node, *graph, where);
     if (node.op_type() == "Split") drop_split_num_outputs(node, where);
+    if (is_newer_op(node.op_type())) {
+      node.set_domain(kNewerOpsDomain);
+      moved_newer = true;
+    }
     if (node.op_type() == "Resize") drop_resize_18_defaults(node, where);
     if (node.op_type() == "Pad" && node.input_size() > 3 && !node.input(3).empty()) {
       fail_user("{}: input 'axes' (opset 18) is not supported; pad every axis", where);
     }
   }
+  if (moved_newer) ensure_opset_import(model, kNewerOpsDomain, 1);
   opset->set_version(kTargetOpset);
 }
 
@@ -299,7 +329,7 @@ void convert_old_opset(onnx::ModelProto& model, const std::string& origin) {
 
 std::string ir_op_name(const onnx::NodeProto& node) {
   if (node.domain() == kMicrosoftDomain && node.op_type() == "Gelu") return "Gelu";
-  return node.op_type();
+  return node.op_type();  // also the ops moved to kNewerOpsDomain
 }
 
 }  // namespace tilefuse::frontend

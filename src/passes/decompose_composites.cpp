@@ -160,6 +160,17 @@ std::vector<Value*> expand_group_norm(Graph& graph, const Node& n) {
   return {e.cast(y, x->dtype)};
 }
 
+std::vector<Value*> expand_rms_norm(Graph& graph, const Node& n) {
+  Emitter e(graph, n);
+  Value* x = n.input(0);
+  std::vector<int64_t> axes = axes_from(normalize_axis(n.attr_int("axis", -1), x->rank(), n.describe()), x->rank());
+  Value* xf = e.cast(x, DType::f32);
+  Value* mean_square = e.reduce("ReduceMean", e.op("Mul", {xf, xf}), axes);
+  Value* inv_rms = e.op("Reciprocal", {e.op("Sqrt", {e.op("Add", {mean_square, e.scalar(n.attr_float("epsilon", 1e-5), DType::f32)})})});
+  Value* y = e.op("Mul", {e.op("Mul", {xf, inv_rms}), e.cast(n.input(1), DType::f32)});
+  return {e.cast(y, x->dtype)};
+}
+
 std::vector<Value*> expand_global_pool(Graph& graph, const Node& n) {
   Emitter e(graph, n);
   Value* x = n.input(0);
@@ -198,6 +209,7 @@ std::vector<Value*> expand(Graph& graph, const Node& n) {
   if (n.op == "Softmax" || n.op == "LogSoftmax") return expand_softmax(graph, n, n.op == "LogSoftmax");
   if (n.op == "LayerNormalization") return expand_layer_norm(graph, n);
   if (n.op == "BatchNormalization") return expand_batch_norm(graph, n);
+  if (n.op == "RMSNormalization") return expand_rms_norm(graph, n);
   if (n.op == "InstanceNormalization" || n.op == "GroupNormalization") return expand_group_norm(graph, n);
   if (n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool") return expand_global_pool(graph, n);
   if (n.op == "ReduceL1" || n.op == "ReduceL2" || n.op == "ReduceSumSquare" || n.op == "ReduceLogSum" ||

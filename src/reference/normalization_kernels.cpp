@@ -101,6 +101,29 @@ std::vector<Tensor> layer_norm(const Node& node, const std::vector<Tensor>& in) 
   return {y, mean_out, inv_std_out};
 }
 
+// y = x / sqrt(mean(x^2 over dims [axis, rank)) + epsilon) * scale (opset 23).
+std::vector<Tensor> rms_norm(const Node& node, const std::vector<Tensor>& in) {
+  const Tensor& x = required_input(node, in, 0);
+  const Tensor& scale = required_input(node, in, 1);
+  require_type_set<TypeSet::Float>(node, x.dtype());
+  require_same_dtype(node, x, scale);
+  const int64_t axis = node_axis(node, node.attr_int("axis", -1), x.rank());
+  const double epsilon = node.attr_float("epsilon", 1e-5);
+  std::vector<int64_t> normalized(x.shape().begin() + axis, x.shape().end());
+  const int64_t cols = product(normalized), rows = cols == 0 ? 0 : x.numel() / cols;
+  std::vector<int64_t> scale_index = param_indices(node, scale, normalized, "scale");
+  Tensor y(x.dtype(), x.shape());
+  for (int64_t r = 0; r < rows; ++r) {
+    double sq = 0;
+    for (int64_t c = 0; c < cols; ++c) sq += std::pow(x.get_f64(r * cols + c), 2);
+    const double inv_rms = 1.0 / std::sqrt(sq / static_cast<double>(cols) + epsilon);
+    for (int64_t c = 0; c < cols; ++c) {
+      y.set_f64(r * cols + c, x.get_f64(r * cols + c) * inv_rms * scale.get_f64(scale_index[c]));
+    }
+  }
+  return {y};
+}
+
 // x as [N, C, spatial]: the channel of element i and the size of the spatial block.
 struct ChannelLayout {
   int64_t batch, channels, spatial;
@@ -200,6 +223,7 @@ std::vector<Tensor> group_norm(const Node& node, const std::vector<Tensor>& in) 
 
 void register_normalization_kernels(KernelTable& table) {
   table["BatchNormalization"] = batch_norm;
+  table["RMSNormalization"] = rms_norm;
   table["InstanceNormalization"] = instance_norm;
   table["GroupNormalization"] = group_norm;
   table["Softmax"] = softmax_kernel<false>;

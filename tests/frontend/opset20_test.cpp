@@ -135,7 +135,7 @@ TEST(Opset20, Float8CastIsRejected) {
   test::add_attr(back, "to", int64_t{kF32});
   EXPECT_EQ(import_error(b),
             "m.onnx: node 'to_fp8' (Cast, opset 19): attribute 'to' has the float8 type FLOAT8E4M3FN (opset 19); "
-            "tilefuse does not support float8 types");
+            "tilefuse does not support float8 or 4-bit types");
 }
 
 TEST(Opset20, Float8InputIsRejected) {
@@ -144,31 +144,65 @@ TEST(Opset20, Float8InputIsRejected) {
   test::add_attr(b.node("Cast", {"x"}, {"y"}, "c"), "to", int64_t{kF32});
   EXPECT_EQ(import_error(b),
             "m.onnx: graph input 'x' has the float8 type FLOAT8E5M2 (opset 19); tilefuse does not support float8 "
-            "types");
+            "or 4-bit types");
 }
 
 TEST(Opset20, ChangedOpIsRejectedFromItsOpsetOn) {
   for (int64_t opset : {18, 19}) {
     ModelBuilder b(opset);
-    b.input("x", kF32, {int64_t{4}}).output("y", kF32, {int64_t{6}});
-    b.initializer(test::i64_tensor("pads", {2}, {1, 1}));
-    test::add_attr(b.node("Pad", {"x", "pads"}, {"y"}, "pad"), "mode", std::string("wrap"));
+    b.input("x", kF32, {int64_t{1}, int64_t{1}, int64_t{8}}).output("y", kF32, {std::monostate{}, std::monostate{}, std::monostate{}});
+    onnx::NodeProto& pool = b.node("AveragePool", {"x"}, {"y"}, "pool");
+    test::add_attr(pool, "kernel_shape", std::vector<int64_t>{2});
+    test::add_attr(pool, "dilations", std::vector<int64_t>{2});
     if (opset == 18) {
       adapt_opset20_to_18(b.proto(), "m.onnx");  // nothing to do below opset 19
       EXPECT_EQ(b.proto().opset_import(0).version(), 18);
       continue;
     }
     std::string msg = user_error([&] { adapt_opset20_to_18(b.proto(), "m.onnx"); });
-    EXPECT_THAT(msg, HasSubstr("node 'pad' (Pad, opset 19): the op changed in opset 19 (mode 'wrap')"));
+    EXPECT_THAT(msg, HasSubstr("node 'pool' (AveragePool, opset 19): attribute 'dilations' (opset 19) other than 1"));
+  }
+}
+
+// Pad's 'wrap' mode (opset 19) is an attribute value our kernel implements.
+TEST(Opset20, PadWrapAtOpset19Runs) {
+  ModelBuilder b(19);
+  b.input("x", kF32, {int64_t{4}}).output("y", kF32, {std::monostate{}});
+  b.initializer(test::i64_tensor("pads", {2}, {1, 2}));
+  test::add_attr(b.node("Pad", {"x", "pads"}, {"y"}, "pad"), "mode", std::string("wrap"));
+  Graph g = import(b);
+  std::vector<double> y = run(g, "x", Tensor::from_vector(DType::f32, {4}, std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(y, (std::vector<double>{4, 1, 2, 3, 4, 1, 2}));
+}
+
+// Opsets 21-23 only added types (rejected) and new ops; everything else reads as opset 18, and
+// ops newer than the onnx library (GroupNormalization, RMSNormalization) get past its checker.
+TEST(Opset20, Opsets21To23ReadAsOpset18) {
+  for (int64_t opset : {21, 22, 23}) {
+    ModelBuilder b(opset);
+    b.input("x", kF32, {int64_t{1}, int64_t{2}, int64_t{2}}).output("y", kF32, {std::monostate{}, std::monostate{}, std::monostate{}});
+    b.initializer(test::f32_tensor("s", {2}, {1.0f, 2.0f}));
+    b.initializer(test::f32_tensor("b", {2}, {0.0f, 1.0f}));
+    test::add_attr(b.node("GroupNormalization", {"x", "s", "b"}, {"g"}, "gn"), "num_groups", int64_t{2});
+    b.node("Relu", {"g"}, {"y"}, "relu");
+    Graph g = import(b);
+    ASSERT_NE(only_node(g, "GroupNormalization"), nullptr) << "opset " << opset;
+    std::vector<double> y = run(g, "x", Tensor::from_vector(DType::f32, {1, 2, 2}, std::vector<double>{1, 3, 5, 5}));
+    // Group 0 is (1, 3): normalised to -1, +1 (epsilon aside); group 1 is constant: 0, then * 2 + 1.
+    ASSERT_EQ(y.size(), 4u);
+    EXPECT_NEAR(y[0], 0.0, 1e-4);
+    EXPECT_NEAR(y[1], 1.0, 1e-4);
+    EXPECT_NEAR(y[2], 1.0, 1e-4);
+    EXPECT_NEAR(y[3], 1.0, 1e-4);
   }
 }
 
 TEST(Opset20, TooNewOpsetSaysWhatIsSupportedAndHowToExport) {
-  ModelBuilder b(21);
+  ModelBuilder b(24);
   b.input("x", kF32, {int64_t{3}}).output("y", kF32, {int64_t{3}});
   b.node("Relu", {"x"}, {"y"}, "relu");
   std::string msg = import_error(b);
-  EXPECT_THAT(msg, HasSubstr("m.onnx: opset 21 of domain 'ai.onnx' is too new; tilefuse reads opsets up to 20"));
+  EXPECT_THAT(msg, HasSubstr("m.onnx: opset 24 of domain 'ai.onnx' is too new; tilefuse reads opsets up to 23"));
   EXPECT_THAT(msg, HasSubstr("torch.onnx.export(..., dynamo=False, opset_version=17)"));
   EXPECT_THAT(msg, Not(HasSubstr("converted")));
 }

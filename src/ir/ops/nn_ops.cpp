@@ -133,6 +133,15 @@ void infer_group_norm(Node& node, Graph&) {
   set_output(node, 0, x->dtype, x->shape);
 }
 
+// RMSNormalization (opset 23): over dims [axis, rank), scale broadcasting to them.
+void infer_rms_norm(Node& node, Graph&) {
+  const Value* x = node.input(0);
+  int64_t axis = node_axis(node, node.attr_int("axis", -1), x->rank(), "attribute 'axis'");
+  require_same_dtype(node, 1, 0);
+  require_unidirectional_broadcast(node, 1, Shape(x->shape.begin() + axis, x->shape.end()));
+  set_output(node, 0, x->dtype, x->shape);
+}
+
 void register_activations(OpRegistry& r) {
   add_activation(r, "Relu", kSignedTypes);
   add_activation(r, "LeakyRelu", kFloatTypes, {{"alpha", AttrKind::Float}});
@@ -189,6 +198,13 @@ void register_normalizations(OpRegistry& r) {
          .attrs = {{"epsilon", AttrKind::Float}, {"momentum", AttrKind::Float}, {"training_mode", AttrKind::Int}},
          .input_dtypes = kFloatTypes,
          .infer = infer_batch_norm});
+  r.add({.name = "RMSNormalization",
+         .traits = kComposite,
+         .min_inputs = 2,
+         .max_inputs = 2,
+         .attrs = {{"axis", AttrKind::Int}, {"epsilon", AttrKind::Float}, {"stash_type", AttrKind::Int}},
+         .input_dtypes = kFloatTypes,
+         .infer = infer_rms_norm});
   r.add({.name = "InstanceNormalization",
          .traits = kComposite,
          .min_inputs = 3,
