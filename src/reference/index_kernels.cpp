@@ -96,6 +96,16 @@ std::vector<int64_t> slice_offsets(const Node& node, const Tensor& data, const T
   return offsets;
 }
 
+// Every element of the slices starting at `offsets`, each `slice` elements long, in order.
+std::vector<int64_t> slice_elements(const std::vector<int64_t>& offsets, int64_t slice) {
+  std::vector<int64_t> elements;
+  elements.reserve(offsets.size() * static_cast<size_t>(slice));
+  for (int64_t o : offsets) {
+    for (int64_t i = 0; i < slice; ++i) elements.push_back(o + i);
+  }
+  return elements;
+}
+
 std::vector<Tensor> gather_nd_kernel(const Node& node, const std::vector<Tensor>& in) {
   const Tensor& data = required_input(node, in, 0);
   const Tensor& indices = required_input(node, in, 1);
@@ -103,10 +113,7 @@ std::vector<Tensor> gather_nd_kernel(const Node& node, const std::vector<Tensor>
   if (indices.rank() < 1) fail_user("{}: indices must have rank >= 1", node.describe());
   int64_t slice = 1;
   std::vector<int64_t> offsets = slice_offsets(node, data, indices, b, slice);
-  std::vector<int64_t> source;
-  for (int64_t o : offsets) {
-    for (int64_t i = 0; i < slice; ++i) source.push_back(o + i);
-  }
+  std::vector<int64_t> source = slice_elements(offsets, slice);
   std::vector<int64_t> shape(indices.shape().begin(), indices.shape().end() - 1);
   shape.insert(shape.end(), data.shape().begin() + b + indices.shape().back(), data.shape().end());
   return {gather_elements(data, source, shape)};
@@ -164,12 +171,8 @@ std::vector<Tensor> scatter_nd_kernel(const Node& node, const std::vector<Tensor
     fail_user("{}: updates {} do not hold {} slices of {} elements", node.describe(), updates.summary(),
               offsets.size(), slice);
   }
-  std::vector<int64_t> targets;
-  for (int64_t o : offsets) {
-    for (int64_t i = 0; i < slice; ++i) targets.push_back(o + i);
-  }
   Tensor out = data.clone();
-  scatter(node, out, updates, targets);
+  scatter(node, out, updates, slice_elements(offsets, slice));
   return {out};
 }
 

@@ -96,15 +96,20 @@ std::vector<int64_t> conv_output_spatial(const Node& node, const WindowGeometry&
   return out;
 }
 
-std::vector<Tensor> conv(const Node& node, const std::vector<Tensor>& in) {
-  const Tensor& x = required_input(node, in, 0);
-  const Tensor& w = required_input(node, in, 1);
+// Conv and ConvTranspose: float input and weight of one type, both [N|M, C, spatial...].
+void require_conv_operands(const Node& node, const Tensor& x, const Tensor& w) {
   require_type_set<TypeSet::Float>(node, x.dtype());
   require_same_dtype(node, x, w);
   if (x.rank() < 3 || w.rank() != x.rank()) {
     fail_user("{}: input {} and weight {} must be [N, C, spatial...] of one rank", node.describe(), x.summary(),
               w.summary());
   }
+}
+
+std::vector<Tensor> conv(const Node& node, const std::vector<Tensor>& in) {
+  const Tensor& x = required_input(node, in, 0);
+  const Tensor& w = required_input(node, in, 1);
+  require_conv_operands(node, x, w);
   const int64_t groups = node.attr_int("group", 1);
   const int64_t batch = x.shape()[0], channels = x.shape()[1], maps = w.shape()[0], per_group = w.shape()[1];
   if (groups < 1 || per_group * groups != channels || maps % groups != 0) {
@@ -145,12 +150,7 @@ std::vector<Tensor> conv(const Node& node, const std::vector<Tensor>& in) {
 std::vector<Tensor> conv_transpose(const Node& node, const std::vector<Tensor>& in) {
   const Tensor& x = required_input(node, in, 0);
   const Tensor& w = required_input(node, in, 1);
-  require_type_set<TypeSet::Float>(node, x.dtype());
-  require_same_dtype(node, x, w);
-  if (x.rank() < 3 || w.rank() != x.rank()) {
-    fail_user("{}: input {} and weight {} must be [N, C, spatial...] of one rank", node.describe(), x.summary(),
-              w.summary());
-  }
+  require_conv_operands(node, x, w);
   const int64_t groups = node.attr_int("group", 1);
   const int64_t batch = x.shape()[0], channels = x.shape()[1], per_group = w.shape()[1];
   if (groups < 1 || w.shape()[0] != channels || channels % groups != 0) {
