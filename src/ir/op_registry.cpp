@@ -27,6 +27,7 @@ OpRegistry& OpRegistry::global() {
     register_window_ops(*r);
     register_index_ops(*r);
     register_resize_ops(*r);
+    register_recurrent_ops(*r);
     return r;
   }();
   return *registry;
