@@ -339,6 +339,36 @@ std::vector<Tensor> topk_kernel(const Node& node, const std::vector<Tensor>& in)
   return {gather_elements(x, source, shape), indices};
 }
 
+// DepthToSpace (DCR: depth-column-row, or CRD) and SpaceToDepth, as the reshape-transpose-
+// reshape of the ONNX definition, spelled as one index map.
+std::vector<Tensor> depth_space_kernel(const Node& node, const std::vector<Tensor>& in) {
+  const Tensor& x = required_input(node, in, 0);
+  if (x.rank() != 4) fail_user("{}: input must be [N, C, H, W], got {}", node.describe(), x.summary());
+  const int64_t b = node.attr_int("blocksize", 0), n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+  const bool to_space = node.op == "DepthToSpace", crd = node.attr_string("mode", "DCR") == "CRD";
+  if (b < 1 || (to_space ? c % (b * b) != 0 : h % b != 0 || w % b != 0)) {
+    fail_user("{}: input {} does not split into blocks of {}", node.describe(), x.summary(), b);
+  }
+  std::vector<int64_t> shape = to_space ? std::vector<int64_t>{n, c / (b * b), h * b, w * b}
+                                        : std::vector<int64_t>{n, c * b * b, h / b, w / b};
+  std::vector<int64_t> source(static_cast<size_t>(x.numel()));
+  const int64_t oc = shape[1], oh = shape[2], ow = shape[3];
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const int64_t ox = i % ow, oy = (i / ow) % oh, ch = (i / ow / oh) % oc, batch = i / ow / oh / oc;
+    int64_t ic, iy, ix;
+    if (to_space) {  // output (ch, oy, ox) reads channel block (oy % b, ox % b) of pixel (oy / b, ox / b)
+      const int64_t by = oy % b, bx = ox % b;
+      ic = crd ? (ch * b + by) * b + bx : (by * b + bx) * oc + ch;
+      iy = oy / b, ix = ox / b;
+    } else {  // SpaceToDepth (DCR order): output channel ch = (by * b + bx) * C + c
+      const int64_t cc = ch % c, bx = (ch / c) % b, by = ch / c / b;
+      ic = cc, iy = oy * b + by, ix = ox * b + bx;
+    }
+    source[i] = ((batch * c + ic) * h + iy) * w + ix;
+  }
+  return {gather_elements(x, source, shape)};
+}
+
 std::vector<Tensor> nonzero_kernel(const Node& node, const std::vector<Tensor>& in) {
   const Tensor& x = required_input(node, in, 0);
   std::vector<int64_t> hits;
@@ -378,6 +408,8 @@ void register_index_kernels(KernelTable& table) {
   table["CumSum"] = cumsum_kernel;
   table["TopK"] = topk_kernel;
   table["NonZero"] = nonzero_kernel;
+  table["DepthToSpace"] = depth_space_kernel;
+  table["SpaceToDepth"] = depth_space_kernel;
   table["Size"] = size_kernel;
 }
 

@@ -24,7 +24,7 @@ const std::set<std::string>& claimed_ops() {
       "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
       "BatchNormalization", "InstanceNormalization", "GroupNormalization", "PRelu", "Selu", "Celu", "Mish",
       "Sum", "Mean", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "Size",
-      "NonZero", "RMSNormalization", "RNN", "GRU", "LSTM"};
+      "NonZero", "RMSNormalization", "RNN", "GRU", "LSTM", "DepthToSpace", "SpaceToDepth"};
   return ops;
 }
 

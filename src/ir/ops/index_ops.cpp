@@ -1,5 +1,6 @@
 // Ops that address elements by index or position: GatherElements, GatherND, ScatterElements
-// (and the older Scatter), ScatterND, Tile, Pad, Trilu, CumSum, TopK, NonZero and Size, with
+// (and the older Scatter), ScatterND, Tile, Pad, Trilu, CumSum, TopK, DepthToSpace,
+// SpaceToDepth, NonZero and Size, with
 // ONNX opset-18 semantics (and the older attribute forms PyTorch still writes).
 #include "ir/error.h"
 #include "ir/op_registry.h"
@@ -152,6 +153,32 @@ void infer_nonzero(Node& node, Graph& graph) {
   set_output(node, 0, DType::i64, {Dim(node.input(0)->rank()), graph.fresh_symbol("nonzero")});
 }
 
+// DepthToSpace moves blocks of channels into b x b spatial blocks, SpaceToDepth the reverse.
+void infer_depth_space(Node& node, Graph&) {
+  const Value* x = node.input(0);
+  require_rank(node, 0, 4);
+  const int64_t b = node.attr_int("blocksize", 0);
+  if (b < 1) fail_user("{}: attribute 'blocksize' must be given and positive", node.describe());
+  const std::string mode = node.attr_string("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") fail_user("{}: attribute 'mode' is '{}'; it must be DCR or CRD", node.describe(), mode);
+  const Shape& in = x->shape;
+  const bool to_space = node.op == "DepthToSpace";
+  const Dim& divided = to_space ? in[1] : in[2];
+  auto check_divisible = [&](const Dim& d, int64_t by, const char* what) {
+    if (d.is_const() && d.value() % by != 0) {
+      fail_user("{}: {} {} is not a multiple of {}", node.describe(), what, d.to_string(), by);
+    }
+  };
+  if (to_space) {
+    check_divisible(divided, b * b, "the channel count");
+    set_output(node, 0, x->dtype, {in[0], floordiv(in[1], Dim(b * b)), in[2] * Dim(b), in[3] * Dim(b)});
+  } else {
+    check_divisible(in[2], b, "the height");
+    check_divisible(in[3], b, "the width");
+    set_output(node, 0, x->dtype, {in[0], in[1] * Dim(b * b), floordiv(in[2], Dim(b)), floordiv(in[3], Dim(b))});
+  }
+}
+
 void infer_size(Node& node, Graph&) {
   Dim n = num_elements(node.input(0)->shape);
   set_output(node, 0, DType::i64, {}, Values{n});
@@ -213,6 +240,12 @@ void register_index_ops(OpRegistry& r) {
          .attrs = {{"axis", AttrKind::Int}, {"largest", AttrKind::Int}, {"sorted", AttrKind::Int}},
          .input_dtypes = kNumericTypes,
          .infer = infer_topk});
+  for (const char* name : {"DepthToSpace", "SpaceToDepth"}) {
+    r.add({.name = name,
+           .traits = kDataMovement,
+           .attrs = {{"blocksize", AttrKind::Int, true}, {"mode", AttrKind::String}},
+           .infer = infer_depth_space});
+  }
   r.add({.name = "NonZero", .infer = infer_nonzero});
   r.add({.name = "Size", .traits = kShapeOp, .infer = infer_size});
 }
