@@ -220,6 +220,27 @@ void Graph::infer_shapes() {
   for (auto& node : nodes_) infer_node(*node, *this);
 }
 
+void Graph::assume_nonnegative(Dim dim, std::string reason) {
+  for (const Assumption& a : assumptions_) {
+    if (a.dim == dim) return;
+  }
+  assumptions_.push_back({std::move(dim), std::move(reason)});
+}
+
+void Graph::check_assumptions(const SymbolBindings& bindings) const {
+  for (const Assumption& a : assumptions_) {
+    bool bound = true;
+    for (const auto& s : a.dim.symbols()) bound = bound && bindings.count(s) != 0;
+    if (!bound) continue;
+    const int64_t v = a.dim.evaluate(bindings);
+    if (v < 0) {
+      fail_user("graph '{}': the input shapes make {} = {}, but the graph was planned taking it to be >= 0 ({}); "
+                "these shapes are outside what the model handles",
+                name, a.dim.to_string(), v, a.reason);
+    }
+  }
+}
+
 Dim Graph::fresh_symbol(std::string_view prefix) {
   std::set<std::string> used;
   auto note_symbols = [&](const Dim& d) {

@@ -103,7 +103,20 @@ class Graph {
   Dim fresh_symbol(std::string_view prefix = "_d");
   std::string unique_value_name(std::string_view base) const;
 
+  // What shape inference took for granted about the symbols (`dim` >= 0, e.g. `seq - 1` of a
+  // sliced shape compared with -1), with the reason. Every run checks them against the input
+  // shapes, so an assumption can stop a run but never make it wrong.
+  struct Assumption {
+    Dim dim;
+    std::string reason;
+  };
+  void assume_nonnegative(Dim dim, std::string reason);
+  const std::vector<Assumption>& assumptions() const { return assumptions_; }
+  // Throws UserError naming the assumption whose dim evaluates below 0 under `bindings`.
+  void check_assumptions(const SymbolBindings& bindings) const;
+
  private:
+  std::vector<Assumption> assumptions_;
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<Value>> values_;
   std::vector<Value*> inputs_;

@@ -47,6 +47,14 @@ std::vector<Tensor> run_graph(const Graph& graph, const std::map<std::string, Te
       fail_user("graph '{}': input '{}' was not given", graph.name, v->name);
     }
   }
+  SymbolBindings symbols;
+  for (const Value* v : graph.inputs()) {
+    auto it = inputs.find(v->name);
+    for (size_t d = 0; it != inputs.end() && d < v->shape.size() && d < it->second.shape().size(); ++d) {
+      if (v->shape[d].is_symbol()) symbols[v->shape[d].name()] = it->second.shape()[d];
+    }
+  }
+  graph.check_assumptions(symbols);
   std::vector<Node*> nodes = graph.nodes();
   std::unordered_map<const Value*, size_t> last = last_uses(nodes);
   std::set<const Value*> graph_outputs(graph.outputs().begin(), graph.outputs().end());

@@ -207,6 +207,7 @@ struct Executor::Impl {
     for (const auto& [s, v] : b) key += fmt::format("{}={};", s, v);
     auto it = prepared.find(key);
     if (it != prepared.end()) return it->second;
+    graph.check_assumptions(b);
     Prepared p;
     p.bindings = b;
     for (const auto& step : plan.steps) {

@@ -91,5 +91,23 @@ TEST(SymbolicShapes, PositionIdsFromRange) {
   EXPECT_EQ(shape_of_output(sum), shape_to_string({sym("B"), sym("S")}));
 }
 
+// Equal(shape - 1, -1): a dim expression is taken to be >= 0, the graph records the assumption,
+// and inputs that break it are refused by name instead of being run on a wrong plan.
+TEST(SymbolicShapes, DimExpressionComparedWithMinusOneIsAnAssumptionThatRunsCheck) {
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {sym("seq")});
+  Node* shape = g.add_node("Shape", "shape", {x}, {""});
+  Node* less = g.add_node("Sub", "less", {shape->outputs[0], i64_vector(g, "one", {1})}, {""});
+  Node* eq = g.add_node("Equal", "eq", {less->outputs[0], i64_vector(g, "minus_one", {-1})}, {""});
+  g.infer_shapes();
+  EXPECT_EQ(values_of_output(eq), "[0]");
+  ASSERT_EQ(g.assumptions().size(), 1u);
+  EXPECT_EQ(g.assumptions()[0].dim.to_string(), "seq - 1");
+  EXPECT_NO_THROW(g.check_assumptions({{"seq", 1}}));
+  std::string msg = op_testing::user_error([&] { g.check_assumptions({{"seq", 0}}); });
+  EXPECT_NE(msg.find("seq - 1 = -1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 'eq' (Equal)"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace tilefuse

@@ -44,12 +44,20 @@ std::optional<Dim> divide_known(const Dim& a, const Dim& b) {
 }
 
 // Equality of known values; symbols stand for dims, so a bare symbol never equals a negative
-// constant (this settles the `Equal(shape, -1)` test PyTorch writes before Expand).
-std::optional<Dim> equal_known(const Dim& a, const Dim& b) {
+// constant (this settles the `Equal(shape, -1)` test PyTorch writes before Expand). An expression
+// of symbols (`seq - 1`, a sliced dim) is taken to be a dim too, and the graph records that
+// assumption so every run checks it.
+std::optional<Dim> equal_known(const Node& node, Graph& graph, const Dim& a, const Dim& b) {
   if (a == b) return Dim(1);
   if (a.is_const() && b.is_const()) return Dim(0);
   auto negative_const = [](const Dim& d) { return d.is_const() && d.value() < 0; };
   if ((a.is_symbol() && negative_const(b)) || (b.is_symbol() && negative_const(a))) return Dim(0);
+  const Dim& expr = a.is_const() ? b : a;
+  if (negative_const(a.is_const() ? a : b)) {
+    graph.assume_nonnegative(expr, fmt::format("{} compares it with {}", node.describe(),
+                                               (a.is_const() ? a : b).to_string()));
+    return Dim(0);
+  }
   return std::nullopt;
 }
 
@@ -99,11 +107,11 @@ void add_unary(OpRegistry& r, std::string name, const std::vector<DType>& types)
 }
 
 // Comparisons and logic: inputs share a type, the output is bool.
-void infer_predicate(Node& node, Graph&) {
+void infer_predicate(Node& node, Graph& graph) {
   for (size_t i = 1; i < node.inputs.size(); ++i) require_same_dtype(node, i, 0);
   bool is_equal = node.op == "Equal";
-  set_output(node, 0, DType::boolean, broadcast_inputs(node),
-             is_equal ? combine_known(node, equal_known) : std::nullopt);
+  ValueFn equal = [&](const Dim& a, const Dim& b) { return equal_known(node, graph, a, b); };
+  set_output(node, 0, DType::boolean, broadcast_inputs(node), is_equal ? combine_known(node, equal) : std::nullopt);
 }
 
 void add_predicate(OpRegistry& r, std::string name, const std::vector<DType>& types, int arity = 2) {
