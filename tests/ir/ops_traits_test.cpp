@@ -35,7 +35,20 @@ TEST(OpTraits, EveryClaimedOpHasItsTraits) {
       {{"Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Concat", "Split", "Slice", "Gather"},
        kDataMovement},
       {{"MatMul", "Gemm"}, kLibraryCall},
-      {{"Shape", "Constant", "ConstantOfShape", "Range"}, kShapeOp},
+      {{"Shape", "Constant", "ConstantOfShape", "Range", "Size"}, kShapeOp},
+      // Issue 11: what the field's exports use.
+      {{"Sum", "Mean", "PRelu"}, kPointwise | kBroadcasting},
+      {{"Sign", "Round", "Sin", "Cos", "IsNaN", "IsInf", "Selu", "Celu", "Mish"}, kPointwise},
+      {{"ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"}, kReduction},
+      {{"BatchNormalization", "InstanceNormalization", "GroupNormalization", "RMSNormalization"}, kComposite},
+      {{"Conv"}, kLibraryCall},
+      {{"GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "Tile", "Pad", "Trilu", "Resize",
+        "DepthToSpace", "SpaceToDepth"},
+       kDataMovement},
+      // Host steps: no trait the fusion patterns match.
+      {{"ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ArgMax", "ArgMin", "CumSum",
+        "TopK", "NonZero", "Einsum", "RNN", "GRU", "LSTM"},
+       0},
   };
   size_t count = 0;
   for (const auto& c : cases) {
