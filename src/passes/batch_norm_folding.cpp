@@ -38,6 +38,7 @@ Node* foldable_producer(const Node& bn) {
   Node* p = bn.input(0)->producer;
   if (p == nullptr || p->outputs[0]->users.size() != 1 || p->outputs[0]->dtype != DType::f32) return nullptr;
   if (p->op == "Conv") return p->input(1)->constant && (!p->has_input(2) || p->input(2)->constant) ? p : nullptr;
+  if (p->op != "MatMul" && p->op != "Gemm") return nullptr;
   const bool matrix = p->outputs[0]->rank() == 2 && p->input(1)->constant;
   if (p->op == "MatMul" && matrix) return p;
   if (p->op == "Gemm" && matrix && p->attr_float("alpha", 1.0) == 1.0 && p->attr_float("beta", 1.0) == 1.0 &&

@@ -101,6 +101,11 @@ std::vector<Case> cases() {
                  Value* mm = g.add_node("MatMul", "mm", {x, g.add_constant("w", filled({8, 5}, 9))}, {"mm_out"})->outputs[0];
                  g.add_output(batch_norm(g, mm, 5));
                }, 2});  // MatMul, then the shift as an epilogue kernel
+  c.push_back({"BatchNormAfterAOneInputOp", [](Graph& g, auto& in) {  // LeViT: Flatten then BatchNorm1d
+                 Value* x = input(g, in, "x", filled({6, 5, 1}));
+                 Value* flat = g.add_node("Flatten", "flat", {x}, {"flat_out"}, {{"axis", int64_t{1}}})->outputs[0];
+                 g.add_output(batch_norm(g, flat, 5));
+               }});
   c.push_back({"InstanceNorm", [](Graph& g, auto& in) {
                  Value* x = input(g, in, "x", filled({2, 3, 5, 7}));
                  g.add_output(one_op(g, "InstanceNormalization",
