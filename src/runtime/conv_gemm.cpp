@@ -67,6 +67,34 @@ void unfold(const ConvShape& s, const float* x, float* cols) {
   }
 }
 
+// A depthwise convolution (one input and one output channel per group) directly: a GEMM of one
+// row per group is all call overhead, and the unfold copies the input kernel-size times. Each
+// kernel tap adds w * shifted input row into the output row; the valid output columns of a tap
+// are computed once, so the inner loop has no bounds tests (and vectorises at stride 1).
+void depthwise(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
+  for (int64_t plane = 0; plane < s.batch * s.channels; ++plane) {
+    const int64_t c = plane % s.channels;
+    const float* src = x + plane * s.height * s.width;
+    float* dst = out + plane * s.positions();
+    std::fill(dst, dst + s.positions(), bias != nullptr ? bias[c] : 0.0f);
+    for (int64_t i = 0; i < s.kh; ++i) {
+      for (int64_t j = 0; j < s.kw; ++j) {
+        const float wv = w[(c * s.kh + i) * s.kw + j];
+        const int64_t shift = j * s.dil_w - s.pad_left;  // input column = ox * stride + shift
+        const int64_t lo = shift >= 0 ? 0 : (-shift + s.stride_w - 1) / s.stride_w;
+        const int64_t hi = std::min(s.out_w, s.width - shift <= 0 ? 0 : (s.width - 1 - shift) / s.stride_w + 1);
+        for (int64_t oy = 0; oy < s.out_h; ++oy) {
+          const int64_t y = oy * s.stride_h - s.pad_top + i * s.dil_h;
+          if (y < 0 || y >= s.height) continue;
+          const float* row = src + y * s.width + shift;
+          float* o = dst + oy * s.out_w;
+          for (int64_t ox = lo; ox < hi; ++ox) o[ox] += wv * row[ox * s.stride_w];
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 bool conv_gemm_supports(const Node& node) {
@@ -83,6 +111,10 @@ void run_conv_gemm(const Node& node, const std::vector<Tensor>& in, Tensor& out)
   const Tensor& w = in[1];
   const Tensor* bias = in.size() > 2 && in[2].defined() ? &in[2] : nullptr;
   const ConvShape s = conv_shape(node, x, w, out);
+  if (s.groups == s.channels && s.maps == s.channels) {
+    depthwise(s, x.data<float>(), w.data<float>(), bias ? bias->data<float>() : nullptr, out.data<float>());
+    return;
+  }
   // One unfolded matrix, reused across runs (its pages are touched once per process).
   thread_local std::vector<float> cols;
   if (!s.pointwise()) cols.resize(static_cast<size_t>(s.rows() * s.positions()));
