@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 MODEL ?= examples/models/mlp_block.onnx
 PY ?= /usr/bin/python3
 
-.PHONY: setup configure build run test node-tests fuzz property-explore clean models bench-peers bench-real real-test-models
+.PHONY: setup configure build run test node-tests fuzz property-explore clean models bench-peers bench-real real-test-models bench-gemm
 
 setup:
 	@bash scripts/setup.sh
@@ -48,6 +48,16 @@ bench-peers: configure
 	@cmake --build $(BUILD_DIR) --target tilefuse -j $(JOBS)
 	@bash bench/peers/setup_venv.sh $(PEERS_VENV)
 	$(PEERS_VENV)/bin/python bench/peers/run_peers.py --tilefuse $(BUILD_DIR)/tilefuse --work-dir $(BUILD_DIR)/peers-work $(PEERS_ARGS)
+
+# The GEMM/convolution engine shoot-out (bench/gemm/): tilefuse's own GEMM, OpenBLAS, BLIS, oneDNN,
+# ONNX Runtime and the FMA peak on the real-model suite's shapes, into bench/gemm/results/.
+# Installs libdnnl-dev and libblis-dev (Debian) first; GEMM_ARGS=--quick is the short version.
+bench-gemm: configure
+	@bash scripts/setup.sh deps/bench-gemm-packages.txt
+	@cmake -S . -B $(BUILD_DIR) > /dev/null
+	@cmake --build $(BUILD_DIR) --target gemm_shootout -j $(JOBS)
+	@bash bench/peers/setup_venv.sh $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python bench/gemm/run_gemm.py --shootout $(BUILD_DIR)/gemm_shootout $(GEMM_ARGS)
 
 # Fuzzes under ASan+UBSan for FUZZ_SECONDS each (default 600): the ONNX loader, then the
 # executor on text IR graphs (fused vs reference; ir-corpus/ is seeded from fuzz/ir_corpus).

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages listed in deps/debian-packages.txt that are not installed yet.
+# Installs the Debian packages listed in deps/debian-packages.txt (or in the list file given as
+# the first argument, e.g. deps/bench-gemm-packages.txt) that are not installed yet.
 # Idempotent and quiet when nothing is missing, so `make run` / `make test` can call it every time.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -10,7 +11,7 @@ while read -r pkg; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$pkg")
   fi
-done < "$here/deps/debian-packages.txt"
+done < "${1:-$here/deps/debian-packages.txt}"
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "ir/ops/window_geometry.h"
 
@@ -67,12 +68,49 @@ void unfold(const ConvShape& s, const float* x, float* cols) {
   }
 }
 
+// Packs the unfolded matrix's rows [k0, k0 + kc) x output positions [col0, col0 + cols) of
+// one image and group (`x`: its first channel) straight into pack_b's panels: implicit GEMM, the
+// unfolded matrix is never written. Row k is channel k / (kh kw) shifted by tap (i, j); its run
+// of positions in one output row reads one input row, contiguously when the stride is 1.
+void pack_unfolded(const ConvShape& s, const float* x, int64_t k0, int64_t kc, int64_t col0, int64_t cols,
+                   float* dst) {
+  for (int64_t p = 0; p < cols; p += kNR, dst += kc * kNR) {
+    const int64_t n = std::min<int64_t>(kNR, cols - p);
+    for (int64_t k = k0; k < k0 + kc; ++k) {
+      const int64_t c = k / (s.kh * s.kw), i = k / s.kw % s.kh, j = k % s.kw;
+      const float* plane = x + c * s.height * s.width;
+      const int64_t shift = j * s.dil_w - s.pad_left;  // input column = ox * stride + shift
+      const int64_t ox_lo = shift >= 0 ? 0 : (-shift + s.stride_w - 1) / s.stride_w;
+      const int64_t ox_hi = std::min(s.out_w, s.width - shift <= 0 ? 0 : (s.width - 1 - shift) / s.stride_w + 1);
+      float* out = dst + (k - k0) * kNR;
+      for (int64_t t = 0, q = col0 + p; t < n;) {
+        const int64_t oy = q / s.out_w, ox = q % s.out_w, run = std::min(n - t, s.out_w - ox);
+        const int64_t y = oy * s.stride_h - s.pad_top + i * s.dil_h;
+        if (y < 0 || y >= s.height) {
+          std::fill(out + t, out + t + run, 0.0f);
+        } else {
+          // Columns ox .. ox + run: padding, then the valid input columns, then padding.
+          const int64_t lo = std::clamp(ox_lo, ox, ox + run), hi = std::clamp(ox_hi, lo, ox + run);
+          float* o = out + t;  // o[u] is the value of output column ox + u
+          std::fill(o, o + (lo - ox), 0.0f);
+          const float* row = plane + y * s.width;
+          for (int64_t u = lo; u < hi; ++u) o[u - ox] = row[u * s.stride_w + shift];
+          std::fill(o + (hi - ox), o + run, 0.0f);
+        }
+        t += run, q += run;
+      }
+      std::fill(out + n, out + kNR, 0.0f);
+    }
+  }
+}
+
 // A depthwise convolution (one input and one output channel per group) directly: a GEMM of one
 // row per group is all call overhead, and the unfold copies the input kernel-size times. Each
 // kernel tap adds w * shifted input row into the output row; the valid output columns of a tap
 // are computed once, so the inner loop has no bounds tests (and vectorises at stride 1).
-void depthwise(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
-  for (int64_t plane = 0; plane < s.batch * s.channels; ++plane) {
+void depthwise(const ConvShape& s, const float* x, const float* w, const float* bias, float* out, int64_t first_plane,
+               int64_t end_plane) {
+  for (int64_t plane = first_plane; plane < end_plane; ++plane) {
     const int64_t c = plane % s.channels;
     const float* src = x + plane * s.height * s.width;
     float* dst = out + plane * s.positions();
@@ -95,6 +133,106 @@ void depthwise(const ConvShape& s, const float* x, const float* w, const float* 
   }
 }
 
+// The weight of each group, packed once as the A operand of its GEMM: group g's maps are rows
+// of C/group * kernel values.
+std::vector<PackedOperand> pack_weights(const Tensor& w, int64_t groups) {
+  const int64_t maps = w.shape()[0] / groups, rows = w.numel() / w.shape()[0];
+  std::vector<PackedOperand> packed;
+  for (int64_t g = 0; g < groups; ++g) {
+    packed.push_back(PackedOperand::pack_a({w.data<float>() + g * maps * rows, rows, 1}, maps, rows));
+  }
+  return packed;
+}
+
+class ConvCall : public LibraryCall {
+ public:
+  ConvCall(const Node& node, const GemmBlocking& blocking) : node_(node), blocking_(blocking) {
+    const Value* w = node.input(1);
+    const int64_t groups = node.attr_int("group", 1);
+    // A depthwise weight ([C, 1, kernel] with C groups) is read directly, never packed.
+    const bool direct = w->constant.has_value() && groups == w->constant->shape()[0] && w->constant->shape()[1] == 1;
+    if (own_gemm_engine() && w->constant.has_value() && !direct) packed_ = pack_weights(*w->constant, groups);
+  }
+
+  void run(ThreadTeam& team, const std::vector<Tensor>& in, Tensor& out) override {
+    const Tensor& x = in[0];
+    const Tensor& w = in[1];
+    const float* bias = in.size() > 2 && in[2].defined() ? in[2].data<float>() : nullptr;
+    const ConvShape s = conv_shape(node_, x, w, out);
+    if (s.groups == s.channels && s.maps == s.channels) {
+      team.run(s.batch * s.channels, [&](int, int64_t first, int64_t end) {
+        depthwise(s, x.data<float>(), w.data<float>(), bias, out.data<float>(), first, end);
+      });
+      return;
+    }
+    if (!own_gemm_engine()) return run_openblas(team, s, x, w, bias, out);
+    const int64_t in_image = s.channels * s.height * s.width, out_image = s.maps * s.positions();
+    problems_.clear();
+    packers_.clear();
+    packers_.reserve(static_cast<size_t>(s.batch * s.groups));  // problems point into it
+    for (int64_t n = 0; n < s.batch; ++n) {
+      for (int64_t g = 0; g < s.groups; ++g) {
+        const float* xg = x.data<float>() + n * in_image + g * s.group_channels() * s.height * s.width;
+        GemmProblem p;
+        p.m = s.group_maps(), p.n = s.positions(), p.k = s.rows();
+        p.a.view = {w.data<float>() + g * s.group_maps() * s.rows(), s.rows(), 1};
+        if (!packed_.empty()) p.a.packed = &packed_[g];
+        // A 1x1 convolution multiplies the input itself; any other is unfolded while packed.
+        p.b.view = {xg, s.positions(), 1};
+        if (!s.pointwise()) {
+          p.b.pack = &packers_.emplace_back([s, xg](int64_t k0, int64_t kc, int64_t col0, int64_t cols, float* dst) {
+            pack_unfolded(s, xg, k0, kc, col0, cols, dst);
+          });
+        }
+        p.c = out.data<float>() + n * out_image + g * s.group_maps() * s.positions(), p.ldc = s.positions();
+        if (bias != nullptr) p.row_bias = bias + g * s.group_maps();
+        problems_.push_back(p);
+      }
+    }
+    sgemm(team, problems_, blocking_);
+  }
+
+  size_t packed_bytes() const override {
+    size_t bytes = 0;
+    for (const PackedOperand& p : packed_) bytes += p.bytes();
+    return bytes;
+  }
+
+ private:
+  void run_openblas(ThreadTeam& team, const ConvShape& s, const Tensor& x, const Tensor& w, const float* bias,
+                    Tensor& out) {
+    openblas_set_num_threads(team.size());
+    if (!s.pointwise()) cols_.resize(static_cast<size_t>(s.rows() * s.positions()));
+    const int64_t in_image = s.channels * s.height * s.width, out_image = s.maps * s.positions();
+    for (int64_t n = 0; n < s.batch; ++n) {
+      for (int64_t g = 0; g < s.groups; ++g) {
+        const float* xg = x.data<float>() + n * in_image + g * s.group_channels() * s.height * s.width;
+        float* og = out.data<float>() + n * out_image + g * s.group_maps() * s.positions();
+        if (!s.pointwise()) unfold(s, xg, cols_.data());
+        float beta = 0.0f;
+        if (bias != nullptr) {
+          for (int64_t m = 0; m < s.group_maps(); ++m) {
+            std::fill(og + m * s.positions(), og + (m + 1) * s.positions(), bias[g * s.group_maps() + m]);
+          }
+          beta = 1.0f;
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(s.group_maps()),
+                    static_cast<int>(s.positions()), static_cast<int>(s.rows()), 1.0f,
+                    w.data<float>() + g * s.group_maps() * s.rows(), static_cast<int>(s.rows()),
+                    s.pointwise() ? xg : cols_.data(), static_cast<int>(s.positions()), beta, og,
+                    static_cast<int>(s.positions()));
+      }
+    }
+  }
+
+  const Node& node_;
+  GemmBlocking blocking_;
+  std::vector<PackedOperand> packed_;
+  std::vector<float> cols_;            // the OpenBLAS path's unfolded input, reused across runs
+  std::vector<PackB> packers_;         // per image and group
+  std::vector<GemmProblem> problems_;  // reused across runs
+};
+
 }  // namespace
 
 bool conv_gemm_supports(const Node& node) {
@@ -106,38 +244,8 @@ bool conv_gemm_supports(const Node& node) {
   return rank == 3 || rank == 4;
 }
 
-void run_conv_gemm(const Node& node, const std::vector<Tensor>& in, Tensor& out) {
-  const Tensor& x = in[0];
-  const Tensor& w = in[1];
-  const Tensor* bias = in.size() > 2 && in[2].defined() ? &in[2] : nullptr;
-  const ConvShape s = conv_shape(node, x, w, out);
-  if (s.groups == s.channels && s.maps == s.channels) {
-    depthwise(s, x.data<float>(), w.data<float>(), bias ? bias->data<float>() : nullptr, out.data<float>());
-    return;
-  }
-  // One unfolded matrix, reused across runs (its pages are touched once per process).
-  thread_local std::vector<float> cols;
-  if (!s.pointwise()) cols.resize(static_cast<size_t>(s.rows() * s.positions()));
-  const int64_t in_image = s.channels * s.height * s.width, out_image = s.maps * s.positions();
-  for (int64_t n = 0; n < s.batch; ++n) {
-    for (int64_t g = 0; g < s.groups; ++g) {
-      const float* xg = x.data<float>() + n * in_image + g * s.group_channels() * s.height * s.width;
-      float* og = out.data<float>() + n * out_image + g * s.group_maps() * s.positions();
-      const float* b = s.pointwise() ? xg : cols.data();
-      if (!s.pointwise()) unfold(s, xg, cols.data());
-      float beta = 0.0f;
-      if (bias != nullptr) {
-        for (int64_t m = 0; m < s.group_maps(); ++m) {
-          std::fill(og + m * s.positions(), og + (m + 1) * s.positions(), bias->data<float>()[g * s.group_maps() + m]);
-        }
-        beta = 1.0f;
-      }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(s.group_maps()),
-                  static_cast<int>(s.positions()), static_cast<int>(s.rows()), 1.0f,
-                  w.data<float>() + g * s.group_maps() * s.rows(), static_cast<int>(s.rows()), b,
-                  static_cast<int>(s.positions()), beta, og, static_cast<int>(s.positions()));
-    }
-  }
+std::unique_ptr<LibraryCall> prepare_conv_call(const Node& node, const GemmBlocking& blocking) {
+  return std::make_unique<ConvCall>(node, blocking);
 }
 
 }  // namespace tilefuse::runtime

@@ -89,6 +89,7 @@ struct Executor::Impl {
   ExecutorCounters& counters;
   fusion::FusionPlan& plan = planned.plan;
   std::vector<BuiltKernel> kernels;  // per step (empty for non-kernels)
+  std::vector<std::unique_ptr<LibraryCall>> library_calls;  // per step (null for non-library steps)
   std::shared_ptr<ThreadTeam> team_ptr;
   ThreadTeam& team;
   std::map<const Value*, const Value*> alias_of;  // view outputs -> the value whose bytes they are
@@ -110,6 +111,20 @@ struct Executor::Impl {
       if (step.kind == fusion::StepKind::View) alias_of[step.node->outputs[0]] = root(step.node->input(0));
     }
     compile_kernels();
+    prepare_library_calls();
+  }
+
+  // GEMM and convolution steps, their constant weights packed now rather than on every run.
+  void prepare_library_calls() {
+    library_calls.resize(plan.steps.size());
+    const tiling::HardwareModel caches = options.hardware ? *options.hardware : tiling::detect_hardware();
+    const GemmBlocking blocking = default_blocking(caches.l1d_bytes, caches.l2_bytes);
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const auto& step = plan.steps[i];
+      if (step.kind != fusion::StepKind::LibraryCall || !library_call_supports(*step.node)) continue;
+      library_calls[i] = prepare_library_call(*step.node, blocking);
+      counters.packed_weight_bytes += library_calls[i]->packed_bytes();
+    }
   }
 
   const Value* root(const Value* v) const {
@@ -372,16 +387,17 @@ struct Executor::Impl {
         kernels[i].block_dim);
   }
 
-  void run_node_step(const fusion::PlanStep& step, const Bound& bound, Prepared& p) {
+  void run_node_step(size_t i, const Bound& bound, Prepared& p) {
+    const fusion::PlanStep& step = plan.steps[i];
     const Node& node = *step.node;
     std::vector<Tensor> ins;
     for (const Value* v : node.inputs) {
       // Shape operands of reductions are constants; everything else was bound for this run.
       ins.push_back(v == nullptr ? Tensor() : v->constant ? *v->constant : view_of(bound, p, v));
     }
-    if (step.kind == fusion::StepKind::LibraryCall && blas_supports(node)) {
+    if (library_calls[i] != nullptr) {
       Tensor out = view_of(bound, p, node.outputs[0]);
-      run_blas(node, ins, out, team.size());
+      library_calls[i]->run(team, ins, out);
       return;
     }
     std::vector<Tensor> results = reference::evaluate_node(node, ins);
@@ -423,7 +439,7 @@ struct Executor::Impl {
       } else {
         s.name = step.node->name.empty() ? step.node->op : step.node->name;
         s.ops = step.node->op;
-        const bool library = step.kind == fusion::StepKind::LibraryCall && blas_supports(*step.node);
+        const bool library = step.kind == fusion::StepKind::LibraryCall && library_call_supports(*step.node);
         s.kind = step.kind == fusion::StepKind::View ? "view" : library ? "library" : "host";
       }
       s.flops = step.kind == fusion::StepKind::View ? 0 : step_flops(step, p);
@@ -448,7 +464,7 @@ struct Executor::Impl {
         continue;
       }
       const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
-      run_node_step(step, bound, p);
+      run_node_step(i, bound, p);
       if (profile) profile->record(static_cast<int64_t>(i), 0, start, StepProfile::Clock::now());
     }
     const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};

@@ -39,6 +39,7 @@ struct ExecutorCounters {
   build::CacheCounters cache;
   TuningCounters tuning;
   std::atomic<int64_t> runs{0};
+  std::atomic<int64_t> packed_weight_bytes{0};  // weights packed for the GEMM engine when prepared
 };
 
 class Executor {

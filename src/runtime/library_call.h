@@ -1,21 +1,38 @@
-// Compute-bound ops the executor hands to a library instead of generating code for them:
-// MatMul, Gemm and Conv (through im2col, conv_gemm.h) on f32 through OpenBLAS's sgemm, writing
-// straight into the executor's buffer.
+// Compute-bound ops the executor hands to a GEMM engine instead of generating code for them:
+// MatMul, Gemm (matmul_call.h) and Conv (conv_gemm.h) on f32. A call is prepared once per plan
+// step: constant weights are packed into the engine's layout then, never per run. The engine is
+// tilefuse's own sgemm (sgemm.h) on the runtime's thread team where the CPU has AVX-512, and
+// OpenBLAS, capped to the team's size, elsewhere.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "ir/graph.h"
 #include "ir/tensor.h"
+#include "runtime/sgemm.h"
+#include "runtime/thread_team.h"
 
 namespace tilefuse::runtime {
 
-// True if `node` runs through the BLAS path (MatMul/Gemm on f32); other library ops and dtypes
-// run on the host (reference) kernels.
-bool blas_supports(const Node& node);
+class LibraryCall {
+ public:
+  virtual ~LibraryCall() = default;
+  // Computes the node into `output` (preallocated with the inferred shape) from its inputs
+  // (constants included, in the node's input order; an absent optional input is undefined).
+  virtual void run(ThreadTeam& team, const std::vector<Tensor>& inputs, Tensor& output) = 0;
+  // Bytes of weights packed at preparation (0 when nothing was constant or packing is off).
+  virtual size_t packed_bytes() const { return 0; }
+};
 
-// Computes node into `output` (preallocated with the right shape). `threads` caps the BLAS's own
-// thread pool to the device limit.
-void run_blas(const Node& node, const std::vector<Tensor>& inputs, Tensor& output, int threads);
+// True if `node` runs as a library call (MatMul/Gemm/Conv on f32); other library ops and dtypes
+// run on the host (reference) kernels.
+bool library_call_supports(const Node& node);
+
+// Prepares `node` (library_call_supports must be true).
+std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBlocking& blocking);
+
+// True when the calls run on tilefuse's own sgemm, false when they fall back to OpenBLAS.
+bool own_gemm_engine();
 
 }  // namespace tilefuse::runtime

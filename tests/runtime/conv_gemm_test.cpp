@@ -1,11 +1,13 @@
-// The im2col + sgemm Conv against the reference kernel, over the geometry a model can have:
+// The im2col + GEMM Conv against the reference kernel, over the geometry a model can have:
 // 1-D and 2-D, strides, asymmetric and SAME padding, dilations, groups (depthwise included),
-// 1x1 (the no-unfold path), with and without bias.
+// 1x1 (the no-unfold path), with and without bias, weights constant (packed when prepared) or
+// not, on 1 and 2 workers.
 #include <gtest/gtest.h>
 
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
 #include "runtime/conv_gemm.h"
+#include "runtime/library_call.h"
 
 namespace tilefuse::runtime {
 namespace {
@@ -15,6 +17,7 @@ struct ConvCase {
   std::vector<int64_t> x, w;
   AttributeMap attrs;
   bool bias = true;
+  bool constant_weight = true;
 };
 
 Tensor filled(std::vector<int64_t> shape, int salt) {
@@ -28,19 +31,24 @@ class ConvGemm : public ::testing::TestWithParam<ConvCase> {};
 TEST_P(ConvGemm, MatchesReference) {
   const ConvCase& c = GetParam();
   Graph g;
-  std::vector<Value*> inputs = {g.add_input("x", DType::f32, shape_of(c.x)), g.add_constant("w", filled(c.w, 1))};
+  Value* w = c.constant_weight ? g.add_constant("w", filled(c.w, 1)) : g.add_input("w", DType::f32, shape_of(c.w));
+  std::vector<Value*> inputs = {g.add_input("x", DType::f32, shape_of(c.x)), w};
   if (c.bias) inputs.push_back(g.add_constant("b", filled({c.w[0]}, 2)));
   Node* conv = g.add_node("Conv", "conv", inputs, {"y"}, c.attrs);
   g.infer_shapes();
   ASSERT_TRUE(conv_gemm_supports(*conv));
-  std::vector<Tensor> ins = {filled(c.x, 3), *inputs[1]->constant};
+  std::vector<Tensor> ins = {filled(c.x, 3), filled(c.w, 1)};
   if (c.bias) ins.push_back(*inputs[2]->constant);
   Tensor expected = reference::evaluate_node(*conv, ins).at(0);
   Tensor out(DType::f32, expected.shape());
-  for (int run = 0; run < 2; ++run) {  // the second run reuses the unfolded buffer
-    run_conv_gemm(*conv, ins, out);
-    CompareResult r = compare_tensors(out, expected, {1e-5, 1e-5});
-    EXPECT_TRUE(r.ok) << c.name << " run " << run << ": " << r.message;
+  std::unique_ptr<LibraryCall> call = prepare_library_call(*conv, default_blocking(48 << 10, 2 << 20));
+  for (int workers : {1, 2}) {
+    ThreadTeam team(workers);
+    for (int run = 0; run < 2; ++run) {  // the second run reuses the unfolded buffer
+      call->run(team, ins, out);
+      CompareResult r = compare_tensors(out, expected, {1e-5, 1e-5});
+      EXPECT_TRUE(r.ok) << c.name << " run " << run << " on " << workers << " workers: " << r.message;
+    }
   }
 }
 
@@ -65,7 +73,10 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"Pointwise", {2, 8, 5, 5}, {6, 8, 1, 1}, {}, false},
                       ConvCase{"StridedPointwise", {1, 8, 6, 6}, {4, 8, 1, 1}, {{"strides", Ints{2, 2}}}},
                       ConvCase{"OneD", {2, 3, 20}, {4, 3, 5}, {{"pads", Ints{2, 2}}, {"strides", Ints{2}}}},
-                      ConvCase{"OneDGroupedDilated", {1, 4, 30}, {4, 2, 3}, {{"group", int64_t{2}}, {"dilations", Ints{4}}}}),
+                      ConvCase{"OneDGroupedDilated", {1, 4, 30}, {4, 2, 3}, {{"group", int64_t{2}}, {"dilations", Ints{4}}}},
+                      ConvCase{"WeightNotConstant", {2, 3, 8, 9}, {4, 3, 3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, false},
+                      ConvCase{"ManyTiles", {2, 40, 15, 13}, {50, 40, 3, 3}, {{"pads", Ints{1, 1, 1, 1}}}},
+                      ConvCase{"ManyTilesPointwise", {1, 70, 9, 9}, {45, 70, 1, 1}, {}}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -1,0 +1,176 @@
+#include "runtime/sgemm.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "ir/error.h"
+
+namespace tilefuse::runtime {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// The tiles of all problems, numbered problem-major, then row block, then column block.
+struct TileGrid {
+  int64_t mc = 0, nc = 0, kc = 0;
+  std::vector<int64_t> first_tile;  // per problem, plus the total at the end
+  std::vector<int64_t> col_tiles;   // per problem
+};
+
+// Splits a problem's rows and columns into tiles of at most the blocking's mc x nc, then more
+// finely while the team would be unevenly loaded (a tile count that is not a multiple of the
+// team size, and fewer than 8 tiles per worker): the dimension with the larger tiles is split
+// again, down to single micro-panels.
+TileGrid tile_grid(std::span<const GemmProblem> problems, const GemmBlocking& blocking, int workers) {
+  int64_t m = 0, n = 0, k = 0;
+  for (const GemmProblem& p : problems) m = std::max(m, p.m), n = std::max(n, p.n), k = std::max(k, p.k);
+  int64_t row_tiles = std::max<int64_t>(1, ceil_div(m, blocking.mc)), col_tiles = std::max<int64_t>(1, ceil_div(n, blocking.nc));
+  const auto count = static_cast<int64_t>(problems.size());
+  for (;;) {
+    const int64_t tiles = count * row_tiles * col_tiles;
+    if (tiles % workers == 0 || tiles >= 8 * workers) break;
+    const int64_t tile_m = ceil_div(m, row_tiles), tile_n = ceil_div(n, col_tiles);
+    if (tile_n >= tile_m && tile_n > kNR) {
+      ++col_tiles;
+    } else if (tile_m > kMR) {
+      ++row_tiles;
+    } else if (tile_n > kNR) {
+      ++col_tiles;
+    } else {
+      break;
+    }
+  }
+  TileGrid grid;
+  grid.mc = std::max<int64_t>(kMR, round_up(ceil_div(m, row_tiles), kMR));
+  grid.nc = std::max<int64_t>(kNR, round_up(ceil_div(n, col_tiles), kNR));
+  // Equal depth blocks: 768 in blocks of at most 384 is 2 x 384, not 384 + 384 + 0.
+  grid.kc = k == 0 ? 0 : ceil_div(k, ceil_div(k, blocking.kc));
+  int64_t total = 0;
+  for (const GemmProblem& p : problems) {
+    grid.first_tile.push_back(total);
+    const int64_t cols = ceil_div(p.n, grid.nc);
+    grid.col_tiles.push_back(cols);
+    total += ceil_div(p.m, grid.mc) * cols;
+  }
+  grid.first_tile.push_back(total);
+  return grid;
+}
+
+// A worker's packing buffer, kept for the thread's life (its pages are faulted in once).
+class Scratch {
+ public:
+  float* floats(size_t count) {
+    if (arena_.size() < count * sizeof(float)) arena_ = Arena(count * sizeof(float));
+    return reinterpret_cast<float*>(arena_.data());
+  }
+
+ private:
+  Arena arena_;
+};
+
+thread_local Scratch t_pack_a, t_pack_b;
+
+// The kMR-row (or kNR-column) micro-panels of one block: panel p starts at base + p * stride.
+struct Panels {
+  const float* base;
+  int64_t stride;
+  const float* operator[](int64_t p) const { return base + p * stride; }
+};
+
+Panels a_block(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t k0, int64_t kc) {
+  if (pr.a.packed != nullptr) return {pr.a.packed->panel(row0 / kMR, k0), pr.a.packed->depth() * kMR};
+  float* dst = t_pack_a.floats(static_cast<size_t>(round_up(rows, kMR) * kc));
+  pack_a(pr.a.view, row0, rows, k0, kc, dst);
+  return {dst, kc * kMR};
+}
+
+Panels b_block(const GemmProblem& pr, int64_t k0, int64_t kc, int64_t col0, int64_t cols) {
+  if (pr.b.packed != nullptr) return {pr.b.packed->panel(col0 / kNR, k0), pr.b.packed->depth() * kNR};
+  float* dst = t_pack_b.floats(static_cast<size_t>(round_up(cols, kNR) * kc));
+  if (pr.b.pack != nullptr) {
+    (*pr.b.pack)(k0, kc, col0, cols, dst);
+  } else {
+    pack_b(pr.b.view, k0, kc, col0, cols, dst);
+  }
+  return {dst, kc * kNR};
+}
+
+// C rows [row0, row0 + rows) x columns [col0, col0 + cols) of one problem.
+void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0, int64_t cols, int64_t kc_max) {
+  if (pr.k == 0) {
+    // An empty sum: C = bias (or is left as it is when accumulating).
+    for (int64_t i = row0; i < row0 + rows; ++i) {
+      for (int64_t j = col0; j < col0 + cols; ++j) {
+        float v = (pr.row_bias ? pr.row_bias[i] : 0.0f) + (pr.col_bias ? pr.col_bias[j] : 0.0f);
+        pr.c[i * pr.ldc + j] = pr.accumulate ? pr.c[i * pr.ldc + j] + v : v;
+      }
+    }
+    return;
+  }
+  for (int64_t k0 = 0; k0 < pr.k; k0 += kc_max) {
+    const int64_t kc = std::min(kc_max, pr.k - k0);
+    const Panels b = b_block(pr, k0, kc, col0, cols);
+    const Panels a = a_block(pr, row0, rows, k0, kc);
+    const bool first = k0 == 0;
+    for (int64_t jp = 0; jp * kNR < cols; ++jp) {
+      const int64_t j = col0 + jp * kNR;
+      const int n = static_cast<int>(std::min<int64_t>(kNR, col0 + cols - j));
+      for (int64_t ip = 0; ip * kMR < rows; ++ip) {
+        const int64_t i = row0 + ip * kMR;
+        const int m = static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i));
+        TileStore store;
+        store.accumulate = pr.accumulate || !first;
+        store.alpha = pr.alpha;
+        if (first && pr.row_bias != nullptr) store.row_bias = pr.row_bias + i;
+        if (first && pr.col_bias != nullptr) store.col_bias = pr.col_bias + j;
+        microkernel(kc, a[ip], b[jp], pr.c + i * pr.ldc + j, pr.ldc, m, n, store);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+GemmBlocking default_blocking(int64_t l1d_bytes, int64_t l2_bytes) {
+  GemmBlocking b;
+  b.kc = std::clamp<int64_t>(l1d_bytes / 2 / (kNR * 4), 64, 512);
+  b.mc = std::clamp<int64_t>(l2_bytes / 2 / (b.kc * 4) / kMR * kMR, kMR, 1020);
+  b.nc = 4096;
+  return b;
+}
+
+PackedOperand PackedOperand::pack_a(const MatrixView& a, int64_t rows, int64_t depth) {
+  PackedOperand p;
+  p.depth_ = depth, p.width_ = kMR;
+  p.storage_ = Arena(static_cast<size_t>(std::max<int64_t>(1, round_up(rows, kMR) * depth)) * sizeof(float));
+  runtime::pack_a(a, 0, rows, 0, depth, reinterpret_cast<float*>(p.storage_.data()));
+  return p;
+}
+
+PackedOperand PackedOperand::pack_b(const MatrixView& b, int64_t depth, int64_t cols) {
+  PackedOperand p;
+  p.depth_ = depth, p.width_ = kNR;
+  p.storage_ = Arena(static_cast<size_t>(std::max<int64_t>(1, round_up(cols, kNR) * depth)) * sizeof(float));
+  runtime::pack_b(b, 0, depth, 0, cols, reinterpret_cast<float*>(p.storage_.data()));
+  return p;
+}
+
+void sgemm(ThreadTeam& team, std::span<const GemmProblem> problems, const GemmBlocking& blocking) {
+  if (!microkernel_supported()) fail_internal("sgemm: this CPU has no AVX-512; the caller must fall back");
+  if (problems.empty()) return;
+  const TileGrid grid = tile_grid(problems, blocking, team.size());
+  team.run(grid.first_tile.back(), [&](int, int64_t first, int64_t end) {
+    size_t p = std::upper_bound(grid.first_tile.begin(), grid.first_tile.end(), first) - grid.first_tile.begin() - 1;
+    for (int64_t t = first; t < end; ++t) {
+      while (t >= grid.first_tile[p + 1]) ++p;
+      const GemmProblem& pr = problems[p];
+      const int64_t local = t - grid.first_tile[p];
+      const int64_t row0 = local / grid.col_tiles[p] * grid.mc, col0 = local % grid.col_tiles[p] * grid.nc;
+      solve_tile(pr, row0, std::min(grid.mc, pr.m - row0), col0, std::min(grid.nc, pr.n - col0), grid.kc);
+    }
+  });
+}
+
+}  // namespace tilefuse::runtime

@@ -1,0 +1,81 @@
+// tilefuse's own f32 GEMM: C = alpha * A x B (+ C) (+ bias), Goto/BLIS style, on the runtime's
+// thread team. Operands are strided views (a transpose is a swap of strides, never a copy) or,
+// for constant weights, packed once into micro-panels (PackedOperand) so a run packs only the
+// activations. A batch of problems (batched MatMul, a convolution's images and groups) is one
+// call: its tiles are spread over the team together.
+//
+// Loop nest per tile of C (mc x nc): for each depth block of kc, pack (or look up) the A block
+// and the B block, then for each kNR-column micro-panel of B (kept in L1) run the micro-kernel
+// down the kMR-row micro-panels of A (streamed from L2). Bias is added with the first depth
+// block, alpha on every block.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "runtime/memory_planner.h"
+#include "runtime/sgemm_microkernel.h"
+#include "runtime/thread_team.h"
+
+namespace tilefuse::runtime {
+
+// The largest blocks of a tile: mc rows (a multiple of kMR), kc depth, nc columns (a multiple
+// of kNR). Problems smaller than a block use their own size.
+struct GemmBlocking {
+  int64_t mc = 0;
+  int64_t kc = 0;
+  int64_t nc = 0;
+};
+
+// Blocks from the cache sizes: a kc x kNR B micro-panel fills about half of L1, an mc x kc A
+// block half of L2.
+GemmBlocking default_blocking(int64_t l1d_bytes, int64_t l2_bytes);
+
+// An operand packed once, over its whole depth, into the micro-kernel's panels: kMR-row panels
+// for an A operand, kNR-column panels for a B operand. Panel p at depth k starts at panel(p, k).
+class PackedOperand {
+ public:
+  static PackedOperand pack_a(const MatrixView& a, int64_t rows, int64_t depth);
+  static PackedOperand pack_b(const MatrixView& b, int64_t depth, int64_t cols);
+
+  const float* panel(int64_t p, int64_t k) const { return data() + (p * depth_ + k) * width_; }
+  int64_t depth() const { return depth_; }
+  size_t bytes() const { return storage_.size(); }
+
+ private:
+  const float* data() const { return reinterpret_cast<const float*>(storage_.data()); }
+  Arena storage_;
+  int64_t depth_ = 0;
+  int64_t width_ = 0;
+};
+
+// Packs depth [k0, k0 + kc) x columns [col0, col0 + cols) of a B operand into `dst` in
+// pack_b's layout: for an operand computed while it is packed, such as a convolution's unfolded
+// input (implicit GEMM: the unfolded matrix never exists in memory).
+using PackB = std::function<void(int64_t k0, int64_t kc, int64_t col0, int64_t cols, float* dst)>;
+
+// An operand: its strided view, or its packed form when it was packed ahead of the run, or (B
+// only) a function that packs it.
+struct GemmOperand {
+  MatrixView view;
+  const PackedOperand* packed = nullptr;
+  const PackB* pack = nullptr;
+};
+
+// One C[m, n] = alpha * A[m, k] x B[k, n] (+ C when accumulate) (+ row_bias[i]) (+ col_bias[j]).
+struct GemmProblem {
+  int64_t m = 0, n = 0, k = 0;
+  GemmOperand a, b;
+  float* c = nullptr;
+  int64_t ldc = 0;
+  bool accumulate = false;
+  float alpha = 1.0f;
+  const float* row_bias = nullptr;  // m values, or null
+  const float* col_bias = nullptr;  // n values, or null
+};
+
+// Solves every problem on the team; requires microkernel_supported().
+void sgemm(ThreadTeam& team, std::span<const GemmProblem> problems, const GemmBlocking& blocking);
+
+}  // namespace tilefuse::runtime

@@ -1,0 +1,60 @@
+// The innermost pieces of tilefuse's own f32 GEMM (sgemm.h): an AVX-512 register-blocked
+// micro-kernel and the routines that pack operands into the order it reads.
+//
+// The micro-kernel computes a kMR x kNR tile of C = A x B over a depth of kc from two packed
+// micro-panels: A as kc steps of kMR row values (one broadcast each), B as kc steps of kNR
+// contiguous column values (two 16-lane vectors). 12 x 32 holds 24 accumulators in registers
+// (of 32), needs 2 vector loads and 12 broadcasts per 24 FMAs, and keeps a B micro-panel of
+// kc x 32 floats in L1 while the A micro-panels stream from L2 (the BLIS SkylakeX shape,
+// transposed to row-major).
+//
+// These functions are compiled for AVX-512 whatever the build's target is; call them only when
+// microkernel_supported() is true.
+#pragma once
+
+#include <cstdint>
+
+namespace tilefuse::runtime {
+
+inline constexpr int kMR = 12;  // rows of a C tile (broadcasts from A)
+inline constexpr int kNR = 32;  // columns of a C tile (two AVX-512 vectors from B)
+
+// What happens to a C tile when the micro-kernel stores it: C = alpha * AB (+ C when accumulate)
+// (+ row_bias[r]) (+ col_bias[c]). The bias pointers are already offset to the tile's first row
+// and column; null for none.
+struct TileStore {
+  bool accumulate = false;
+  float alpha = 1.0f;
+  const float* row_bias = nullptr;
+  const float* col_bias = nullptr;
+};
+
+// True if this CPU runs the AVX-512 micro-kernel (checked once).
+bool microkernel_supported();
+
+// C[0..rows) x [0..cols) of a tile at `c` (row stride ldc), from packed micro-panels `a`
+// (kc x kMR) and `b` (kc x kNR, 64-byte aligned). rows <= kMR and cols <= kNR: the tile's
+// padding is computed but not stored.
+void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
+                 const TileStore& store);
+
+// A strided matrix: element (i, j) at data[i * row_stride + j * col_stride]. A transposed
+// operand is the same memory with the strides swapped.
+struct MatrixView {
+  const float* data = nullptr;
+  int64_t row_stride = 0;
+  int64_t col_stride = 1;
+  const float* at(int64_t i, int64_t j) const { return data + i * row_stride + j * col_stride; }
+};
+
+// Packs rows [row0, row0 + rows) x depth [k0, k0 + kc) of A into micro-panels of kMR rows:
+// panel p holds kc steps of kMR values, rows past `rows` are zero. `dst` has room for
+// ceil(rows / kMR) * kc * kMR floats.
+void pack_a(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst);
+
+// Packs depth [k0, k0 + kc) x columns [col0, col0 + cols) of B into micro-panels of kNR
+// columns: panel p holds kc steps of kNR values, columns past `cols` are zero. `dst` is 64-byte
+// aligned with room for ceil(cols / kNR) * kc * kNR floats.
+void pack_b(const MatrixView& b, int64_t k0, int64_t kc, int64_t col0, int64_t cols, float* dst);
+
+}  // namespace tilefuse::runtime

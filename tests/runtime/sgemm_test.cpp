@@ -1,0 +1,146 @@
+// tilefuse's own sgemm against a double-precision triple loop: shapes with tails in every
+// dimension, depths over several blocks, transposed and strided operands, operands packed ahead
+// of time, accumulate / alpha / row and column bias, batches, and 1-3 workers.
+#include "runtime/sgemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+namespace tilefuse::runtime {
+namespace {
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+std::vector<float> values(int64_t count, int salt) {
+  std::vector<float> v(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) v[i] = static_cast<float>(((i * 37 + salt * 11) % 61) / 17.0 - 1.7);
+  return v;
+}
+
+// Storage for an operand of rows x cols, row-major or transposed (column-major) in memory.
+struct Operand {
+  std::vector<float> data;
+  MatrixView view;
+  Operand(int64_t rows, int64_t cols, bool transposed, int salt) : data(values(rows * cols, salt)) {
+    view = transposed ? MatrixView{data.data(), 1, rows} : MatrixView{data.data(), cols, 1};
+  }
+  double at(int64_t i, int64_t j) const { return *view.at(i, j); }
+};
+
+struct Options {
+  bool ta = false, tb = false, pack_a = false, pack_b = false, accumulate = false, row_bias = false, col_bias = false;
+  float alpha = 1.0f;
+  int batch = 1;
+};
+
+void check(const Shape& s, const Options& o, int workers, const GemmBlocking& blocking) {
+  SCOPED_TRACE(::testing::Message() << s.m << "x" << s.n << "x" << s.k << " ta=" << o.ta << " tb=" << o.tb
+                                    << " pack_a=" << o.pack_a << " pack_b=" << o.pack_b << " acc=" << o.accumulate
+                                    << " batch=" << o.batch << " workers=" << workers);
+  ThreadTeam team(workers);
+  std::vector<Operand> as, bs;
+  std::vector<PackedOperand> packed_a, packed_b;
+  packed_a.reserve(o.batch), packed_b.reserve(o.batch);
+  const int64_t ldc = s.n + 3;  // C rows padded: the kernel must use ldc, not n
+  std::vector<float> c = values(o.batch * s.m * ldc, 5);
+  const std::vector<float> c0 = c;
+  const std::vector<float> row_bias = values(s.m, 6), col_bias = values(s.n, 7);
+  std::vector<GemmProblem> problems;
+  for (int b = 0; b < o.batch; ++b) {
+    as.emplace_back(s.m, s.k, o.ta, 1 + b);
+    bs.emplace_back(s.k, s.n, o.tb, 3 + b);
+  }
+  for (int b = 0; b < o.batch; ++b) {
+    GemmProblem p;
+    p.m = s.m, p.n = s.n, p.k = s.k;
+    p.a.view = as[b].view, p.b.view = bs[b].view;
+    if (o.pack_a) p.a.packed = &packed_a.emplace_back(PackedOperand::pack_a(as[b].view, s.m, s.k));
+    if (o.pack_b) p.b.packed = &packed_b.emplace_back(PackedOperand::pack_b(bs[b].view, s.k, s.n));
+    p.c = c.data() + b * s.m * ldc, p.ldc = ldc;
+    p.accumulate = o.accumulate, p.alpha = o.alpha;
+    if (o.row_bias) p.row_bias = row_bias.data();
+    if (o.col_bias) p.col_bias = col_bias.data();
+    problems.push_back(p);
+  }
+  sgemm(team, problems, blocking);
+  for (int b = 0; b < o.batch; ++b) {
+    for (int64_t i = 0; i < s.m; ++i) {
+      for (int64_t j = 0; j < ldc; ++j) {
+        const size_t at = static_cast<size_t>(b * s.m * ldc + i * ldc + j);
+        if (j >= s.n) {
+          ASSERT_EQ(c[at], c0[at]) << "padding column " << j << " of row " << i << " was written";
+          continue;
+        }
+        double want = 0;
+        for (int64_t q = 0; q < s.k; ++q) want += as[b].at(i, q) * bs[b].at(q, j);
+        want *= o.alpha;
+        if (o.accumulate) want += c0[at];
+        if (o.row_bias) want += row_bias[i];
+        if (o.col_bias) want += col_bias[j];
+        ASSERT_NEAR(c[at], want, 1e-4 * (1 + std::abs(want)) * std::sqrt(static_cast<double>(s.k + 1)))
+            << "at batch " << b << " (" << i << ", " << j << ")";
+      }
+    }
+  }
+}
+
+class Sgemm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!microkernel_supported()) GTEST_SKIP() << "this CPU has no AVX-512";
+  }
+  // Small blocks, so that small shapes already cross every block boundary.
+  GemmBlocking small{.mc = 24, .kc = 16, .nc = 64};
+  GemmBlocking defaults = default_blocking(48 << 10, 2 << 20);
+};
+
+TEST_F(Sgemm, TailsInEveryDimension) {
+  for (Shape s : {Shape{1, 1, 1}, Shape{12, 32, 16}, Shape{13, 33, 17}, Shape{11, 31, 15}, Shape{50, 70, 45},
+                  Shape{25, 97, 3}, Shape{7, 200, 64}}) {
+    check(s, {}, 1, small);
+    check(s, {}, 2, small);
+    check(s, {}, 3, defaults);
+  }
+}
+
+TEST_F(Sgemm, TransposedAndPackedOperands) {
+  const Shape s{37, 75, 41};
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      for (bool pa : {false, true}) {
+        for (bool pb : {false, true}) {
+          check(s, {.ta = ta, .tb = tb, .pack_a = pa, .pack_b = pb}, 2, small);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(Sgemm, EpilogueAccumulatesScalesAndAddsBias) {
+  const Shape s{29, 45, 40};  // three depth blocks of 16: bias must be added once
+  check(s, {.accumulate = true}, 2, small);
+  check(s, {.row_bias = true}, 2, small);
+  check(s, {.col_bias = true, .alpha = -0.5f}, 2, small);
+  check(s, {.pack_b = true, .accumulate = true, .row_bias = true, .col_bias = true, .alpha = 2.0f}, 1, small);
+}
+
+TEST_F(Sgemm, BatchesShareOneCall) {
+  check({20, 40, 24}, {.tb = true, .batch = 5}, 2, small);
+  check({3, 5, 7}, {.pack_a = true, .batch = 4}, 3, defaults);
+}
+
+TEST_F(Sgemm, EmptyDepthIsBiasOnly) {
+  check({9, 10, 0}, {.row_bias = true, .col_bias = true}, 2, small);
+  check({9, 10, 0}, {.accumulate = true}, 1, small);
+}
+
+TEST_F(Sgemm, LargeDefaultBlocking) {
+  check({300, 260, 700}, {.pack_b = true, .col_bias = true}, 2, defaults);
+}
+
+}  // namespace
+}  // namespace tilefuse::runtime
