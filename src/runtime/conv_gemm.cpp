@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "ir/ops/window_geometry.h"
+#include "runtime/strided_axpy.h"
 
 namespace tilefuse::runtime {
 
@@ -105,28 +106,28 @@ void pack_unfolded(const ConvShape& s, const float* x, int64_t k0, int64_t kc, i
 }
 
 // A depthwise convolution (one input and one output channel per group) directly: a GEMM of one
-// row per group is all call overhead, and the unfold copies the input kernel-size times. Each
-// kernel tap adds w * shifted input row into the output row; the valid output columns of a tap
-// are computed once, so the inner loop has no bounds tests (and vectorises at stride 1).
+// row per group is all call overhead, and unfolding copies the input kernel-size times. Each
+// output row is computed while it stays in L1: for every kernel tap, w * the shifted input row
+// is added over the tap's valid output columns (computed once, so the inner loop, strided_axpy,
+// has no bounds tests).
 void depthwise(const ConvShape& s, const float* x, const float* w, const float* bias, float* out, int64_t first_plane,
                int64_t end_plane) {
   for (int64_t plane = first_plane; plane < end_plane; ++plane) {
     const int64_t c = plane % s.channels;
     const float* src = x + plane * s.height * s.width;
-    float* dst = out + plane * s.positions();
-    std::fill(dst, dst + s.positions(), bias != nullptr ? bias[c] : 0.0f);
-    for (int64_t i = 0; i < s.kh; ++i) {
-      for (int64_t j = 0; j < s.kw; ++j) {
-        const float wv = w[(c * s.kh + i) * s.kw + j];
-        const int64_t shift = j * s.dil_w - s.pad_left;  // input column = ox * stride + shift
-        const int64_t lo = shift >= 0 ? 0 : (-shift + s.stride_w - 1) / s.stride_w;
-        const int64_t hi = std::min(s.out_w, s.width - shift <= 0 ? 0 : (s.width - 1 - shift) / s.stride_w + 1);
-        for (int64_t oy = 0; oy < s.out_h; ++oy) {
-          const int64_t y = oy * s.stride_h - s.pad_top + i * s.dil_h;
-          if (y < 0 || y >= s.height) continue;
-          const float* row = src + y * s.width + shift;
-          float* o = dst + oy * s.out_w;
-          for (int64_t ox = lo; ox < hi; ++ox) o[ox] += wv * row[ox * s.stride_w];
+    for (int64_t oy = 0; oy < s.out_h; ++oy) {
+      float* o = out + plane * s.positions() + oy * s.out_w;
+      std::fill(o, o + s.out_w, bias != nullptr ? bias[c] : 0.0f);
+      for (int64_t i = 0; i < s.kh; ++i) {
+        const int64_t y = oy * s.stride_h - s.pad_top + i * s.dil_h;
+        if (y < 0 || y >= s.height) continue;
+        for (int64_t j = 0; j < s.kw; ++j) {
+          const int64_t shift = j * s.dil_w - s.pad_left;  // input column = ox * stride + shift
+          const int64_t lo = shift >= 0 ? 0 : (-shift + s.stride_w - 1) / s.stride_w;
+          const int64_t hi = std::min(s.out_w, s.width - shift <= 0 ? 0 : (s.width - 1 - shift) / s.stride_w + 1);
+          if (hi <= lo) continue;
+          strided_axpy(w[(c * s.kh + i) * s.kw + j], src + y * s.width + lo * s.stride_w + shift, s.stride_w, o + lo,
+                       hi - lo);
         }
       }
     }
