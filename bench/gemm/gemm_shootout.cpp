@@ -2,6 +2,7 @@
 // process, at the thread counts asked for, against the machine's register-only FMA peak.
 //
 //   gemm_shootout [--threads 1,2] [--quick] > results.jsonl
+//   gemm_shootout --only SUBSTRING ...  only the shapes whose name contains SUBSTRING
 //   gemm_shootout --list [--quick]      the shapes, one JSON object each (run_gemm.py times ONNX
 //                                       Runtime on them)
 //
@@ -354,11 +355,14 @@ void print(const std::string& kind, const std::string& name, const std::string& 
 int main(int argc, char** argv) {
   std::vector<int> thread_counts = {1, 2};
   bool quick = false, list = false;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       quick = true;
     } else if (std::strcmp(argv[i], "--list") == 0) {
       list = true;
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      only = argv[++i];
     } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       thread_counts.clear();
       for (const char* p = argv[++i]; *p != '\0';) {
@@ -367,7 +371,7 @@ int main(int argc, char** argv) {
         if (*p == ',') ++p;
       }
     } else {
-      std::fprintf(stderr, "usage: gemm_shootout [--threads 1,2] [--quick] [--list]\n");
+      std::fprintf(stderr, "usage: gemm_shootout [--threads 1,2] [--quick] [--only SUBSTRING] [--list]\n");
       return 2;
     }
   }
@@ -400,6 +404,7 @@ int main(int argc, char** argv) {
     const double peak = fma_peak(team);
     print("peak", "fma_registers", "peak", "fma", threads, 1.0, peak * 1e6, peak);
     for (const GemmShape& s : gemm_shapes(quick)) {
+      if (s.name.find(only) == std::string::npos) continue;
       const double flops = 2.0 * s.batch * s.m * s.n * s.k;
       GemmData d(s);
       std::vector<tilefuse::runtime::PackedOperand> packed;
@@ -411,6 +416,7 @@ int main(int argc, char** argv) {
       print("gemm", s.name, s.family, "onednn", threads, median_ms([&] { dnnl_mm(); }, reps), flops, peak);
     }
     for (const ConvShape& s : conv_shapes(quick)) {
+      if (s.name.find(only) == std::string::npos) continue;
       ConvGraph cg(s);
       auto call = tilefuse::runtime::prepare_library_call(*cg.node, machine_blocking());
       std::vector<tilefuse::Tensor> ins = {tilefuse::Tensor(tilefuse::DType::f32, {1, s.c, s.h, s.w}),

@@ -3,6 +3,7 @@ the FMA peak, in one process) and times ONNX Runtime on the same shapes, at the 
 counts, then writes bench/gemm/results/shootout.{json,md}.
 
     run_gemm.py --shootout build/gemm_shootout [--threads 1,2] [--quick]
+    run_gemm.py --shootout build/gemm_shootout --from-json results/shootout.json   (re-render only)
 
 ONNX Runtime runs each shape as a one-node model (MatMul with the weight as an initializer, or
 Conv with weight and bias initializers), so it prepacks weights as it would in a real model.
@@ -111,14 +112,53 @@ def table(rows, threads_list):
     return "\n".join(out)
 
 
+def family_table(rows, threads_list):
+    """Geometric mean GFLOP/s per shape family and engine, and tilefuse's share of the best engine."""
+    peaks = {r["threads"]: r["peak_gflops"] for r in rows if r["kind"] == "peak"}
+    fams = []
+    for r in rows:
+        if r["kind"] != "peak" and r["family"] not in fams:
+            fams.append(r["family"])
+    out = ["| family | threads | " + " | ".join(ENGINES) + " | tilefuse / best engine (geomean) |",
+           "|" + "---|" * (len(ENGINES) + 3)]
+    for fam in fams:
+        for t in threads_list:
+            cells = [r for r in rows if r["kind"] != "peak" and r["family"] == fam and r["threads"] == t]
+            shapes = sorted({r["shape"] for r in cells})
+            per = {(r["shape"], r["engine"]): r["gflops"] for r in cells}
+            fmt = []
+            for e in ENGINES:
+                vals = [per[(sh, e)] for sh in shapes if (sh, e) in per]
+                fmt.append("-" if len(vals) < len(shapes) else
+                           f"{np.exp(np.mean(np.log(vals))):.0f} ({100 * np.exp(np.mean(np.log(vals))) / peaks[t]:.0f}%)")
+            ratios = [per[(sh, "tilefuse")] / max(v for (s2, e), v in per.items() if s2 == sh)
+                      for sh in shapes if (sh, "tilefuse") in per]
+            out.append(f"| {fam} | {t} | " + " | ".join(fmt) + f" | {np.exp(np.mean(np.log(ratios))):.2f} |")
+    return "\n".join(out)
+
+
+def render(rows, threads_list):
+    return (f"# GEMM/convolution engine shoot-out ({datetime.date.today()}, {os.cpu_count()} CPUs)\n\n"
+            "## By family\n\n" + family_table(rows, threads_list) + "\n\n## Every shape\n\n"
+            + table(rows, threads_list) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shootout", required=True, help="the gemm_shootout binary")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--quick", action="store_true", help="fewer shapes and repetitions")
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    ap.add_argument("--from-json", help="re-render the Markdown of an earlier run's JSON, measuring nothing")
     args = ap.parse_args()
     threads_list = [int(t) for t in args.threads.split(",")]
+    if args.from_json:
+        with open(args.from_json) as f:
+            md = render(json.load(f), threads_list)
+        with open(os.path.splitext(args.from_json)[0] + ".md", "w") as f:
+            f.write(md)
+        print(md)
+        return
     extra = ["--quick"] if args.quick else []
     log("running gemm_shootout (tilefuse, OpenBLAS, BLIS, oneDNN, FMA peak)")
     rows = shootout_lines(args.shootout, ["--threads", args.threads] + extra)
@@ -140,8 +180,7 @@ def main():
     name = "shootout_quick" if args.quick else "shootout"
     with open(os.path.join(args.results, name + ".json"), "w") as f:
         json.dump(rows, f, indent=1)
-    md = (f"# GEMM/convolution engine shoot-out ({datetime.date.today()}, {os.cpu_count()} CPUs)\n\n"
-          + table(rows, threads_list) + "\n")
+    md = render(rows, threads_list)
     with open(os.path.join(args.results, name + ".md"), "w") as f:
         f.write(md)
     print(md)
