@@ -87,6 +87,7 @@ std::vector<Tensor> run_compiled(const Graph& graph, const BoundInputs& inputs, 
                      {"candidates_measured", counters.tuning.candidates_measured.load()},
                      {"kernels_tuned", counters.tuning.kernels_tuned.load()},
                      {"tuning_records_reused", counters.tuning.records_reused.load()},
+                     {"packed_weight_bytes", counters.packed_weight_bytes.load()},
                      {"launches", executor.launches()}};
   return tensors;
 }

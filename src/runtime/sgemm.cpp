@@ -144,7 +144,8 @@ GemmBlocking default_blocking(int64_t l1d_bytes, int64_t l2_bytes) {
 PackedOperand PackedOperand::pack_a(const MatrixView& a, int64_t rows, int64_t depth) {
   PackedOperand p;
   p.depth_ = depth, p.width_ = kMR;
-  p.storage_ = Arena(static_cast<size_t>(std::max<int64_t>(1, round_up(rows, kMR) * depth)) * sizeof(float));
+  p.bytes_ = static_cast<size_t>(round_up(rows, kMR) * depth) * sizeof(float);
+  p.storage_ = Arena(std::max(p.bytes_, sizeof(float)));
   runtime::pack_a(a, 0, rows, 0, depth, reinterpret_cast<float*>(p.storage_.data()));
   return p;
 }
@@ -152,7 +153,8 @@ PackedOperand PackedOperand::pack_a(const MatrixView& a, int64_t rows, int64_t d
 PackedOperand PackedOperand::pack_b(const MatrixView& b, int64_t depth, int64_t cols) {
   PackedOperand p;
   p.depth_ = depth, p.width_ = kNR;
-  p.storage_ = Arena(static_cast<size_t>(std::max<int64_t>(1, round_up(cols, kNR) * depth)) * sizeof(float));
+  p.bytes_ = static_cast<size_t>(round_up(cols, kNR) * depth) * sizeof(float);
+  p.storage_ = Arena(std::max(p.bytes_, sizeof(float)));
   runtime::pack_b(b, 0, depth, 0, cols, reinterpret_cast<float*>(p.storage_.data()));
   return p;
 }

@@ -41,13 +41,14 @@ class PackedOperand {
 
   const float* panel(int64_t p, int64_t k) const { return data() + (p * depth_ + k) * width_; }
   int64_t depth() const { return depth_; }
-  size_t bytes() const { return storage_.size(); }
+  size_t bytes() const { return bytes_; }  // of the packed panels, padding included
 
  private:
   const float* data() const { return reinterpret_cast<const float*>(storage_.data()); }
   Arena storage_;
   int64_t depth_ = 0;
   int64_t width_ = 0;
+  size_t bytes_ = 0;
 };
 
 // Packs depth [k0, k0 + kc) x columns [col0, col0 + cols) of a B operand into `dst` in

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "runtime/library_call.h"
+
 namespace tilefuse::api {
 namespace {
 
@@ -37,6 +39,31 @@ TEST(Runner, FusedAndUnfusedMatchReferenceAndReuseTheCache) {
       EXPECT_EQ(result.counters.at("compiles"), first ? 1 : 0) << mode_name(mode) << " run " << run;
       EXPECT_EQ(result.counters.at("cache_hits"), first ? 0 : 1);
     }
+  }
+  std::filesystem::remove_all(options.cache_dir);
+}
+
+TEST(Runner, ConstantMatMulWeightsArePackedOnceWhenPrepared) {
+  // y = x[2, 8] x w[8, 40]: w is packed into two 32-column panels of depth 8 by tilefuse's own
+  // GEMM (on CPUs with AVX-512; OpenBLAS, the fallback, packs nothing ahead).
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {2, 8});
+  std::vector<double> weights(8 * 40);
+  for (size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<double>(i % 5) - 2;
+  Value* w = g.add_constant("w", Tensor::from_vector(DType::f32, {8, 40}, weights));
+  Node* mm = g.add_node("MatMul", "mm", {x, w}, {"y"});
+  g.infer_shapes();
+  g.set_outputs({mm->outputs[0]});
+  Tensor input = Tensor::from_vector(DType::f32, {2, 8}, std::vector<double>(16, 0.5));
+  std::string templ = (std::filesystem::temp_directory_path() / "tilefuse_runner_XXXXXX").string();
+  ExecutionOptions options{.threads = 2, .compile_threads = 1, .cache_dir = mkdtemp(templ.data())};
+  RunResult result = run_model(g, bind_inputs(g, {{"x", input}}), Mode::fused, options);
+  const int64_t expected = runtime::own_gemm_engine() ? 2 * 8 * 32 * 4 : 0;
+  EXPECT_EQ(result.counters.at("packed_weight_bytes"), expected);
+  for (int64_t j = 0; j < 40; ++j) {
+    double want = 0;
+    for (int64_t k = 0; k < 8; ++k) want += 0.5 * weights[k * 40 + j];
+    EXPECT_EQ(result.outputs[0].tensor.get_f64(40 + j), want) << "column " << j;
   }
   std::filesystem::remove_all(options.cache_dir);
 }
