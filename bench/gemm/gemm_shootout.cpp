@@ -421,7 +421,7 @@ int main(int argc, char** argv) {
       auto call = tilefuse::runtime::prepare_library_call(*cg.node, machine_blocking());
       std::vector<tilefuse::Tensor> ins = {tilefuse::Tensor(tilefuse::DType::f32, {1, s.c, s.h, s.w}),
                                            *cg.node->input(1)->constant, *cg.node->input(2)->constant};
-      tilefuse::Tensor out(tilefuse::DType::f32, {1, s.maps, s.out_h(), s.out_w()});
+      std::vector<tilefuse::Tensor> out = {tilefuse::Tensor(tilefuse::DType::f32, {1, s.maps, s.out_h(), s.out_w()})};
       print("conv", s.name, s.family, "tilefuse", threads, median_ms([&] { call->run(team, ins, out); }, reps),
             s.flops(), peak);
       std::vector<float> x = random_floats(s.c * s.h * s.w, 3), w = random_floats(s.maps * (s.c / s.groups) * s.kernel * s.kernel, 4);

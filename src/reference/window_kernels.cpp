@@ -227,8 +227,8 @@ std::vector<Tensor> pool(const Node& node, const std::vector<Tensor>& in) {
         ++count;
         if (!is_max) {
           acc += v;
-        } else if (v > acc || best < 0) {
-          acc = v, best = p * in_size + offset;
+        } else if (best < 0 || (!std::isnan(acc) && (v > acc || std::isnan(v)))) {
+          acc = v, best = p * in_size + offset;  // NaN propagates, as in PyTorch and NumPy
         }
       }
       y[p * t.outputs + o] = is_max ? acc : acc / static_cast<double>(std::max<int64_t>(count, 1));

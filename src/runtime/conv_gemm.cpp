@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "ir/ops/window_geometry.h"
-#include "runtime/strided_axpy.h"
+#include "runtime/row_kernels.h"
 
 namespace tilefuse::runtime {
 
@@ -81,8 +81,7 @@ void pack_unfolded(const ConvShape& s, const float* x, int64_t k0, int64_t kc, i
       const int64_t c = k / (s.kh * s.kw), i = k / s.kw % s.kh, j = k % s.kw;
       const float* plane = x + c * s.height * s.width;
       const int64_t shift = j * s.dil_w - s.pad_left;  // input column = ox * stride + shift
-      const int64_t ox_lo = shift >= 0 ? 0 : (-shift + s.stride_w - 1) / s.stride_w;
-      const int64_t ox_hi = std::min(s.out_w, s.width - shift <= 0 ? 0 : (s.width - 1 - shift) / s.stride_w + 1);
+      const auto [ox_lo, ox_hi] = valid_columns(shift, s.stride_w, s.width, s.out_w);
       float* out = dst + (k - k0) * kNR;
       for (int64_t t = 0, q = col0 + p; t < n;) {
         const int64_t oy = q / s.out_w, ox = q % s.out_w, run = std::min(n - t, s.out_w - ox);
@@ -123,8 +122,7 @@ void depthwise(const ConvShape& s, const float* x, const float* w, const float* 
         if (y < 0 || y >= s.height) continue;
         for (int64_t j = 0; j < s.kw; ++j) {
           const int64_t shift = j * s.dil_w - s.pad_left;  // input column = ox * stride + shift
-          const int64_t lo = shift >= 0 ? 0 : (-shift + s.stride_w - 1) / s.stride_w;
-          const int64_t hi = std::min(s.out_w, s.width - shift <= 0 ? 0 : (s.width - 1 - shift) / s.stride_w + 1);
+          const auto [lo, hi] = valid_columns(shift, s.stride_w, s.width, s.out_w);
           if (hi <= lo) continue;
           strided_axpy(w[(c * s.kh + i) * s.kw + j], src + y * s.width + lo * s.stride_w + shift, s.stride_w, o + lo,
                        hi - lo);
@@ -155,7 +153,8 @@ class ConvCall : public LibraryCall {
     if (own_gemm_engine() && w->constant.has_value() && !direct) packed_ = pack_weights(*w->constant, groups);
   }
 
-  void run(ThreadTeam& team, const std::vector<Tensor>& in, Tensor& out) override {
+  void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
+    Tensor& out = outs[0];
     const Tensor& x = in[0];
     const Tensor& w = in[1];
     const float* bias = in.size() > 2 && in[2].defined() ? in[2].data<float>() : nullptr;

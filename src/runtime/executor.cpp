@@ -114,14 +114,16 @@ struct Executor::Impl {
     prepare_library_calls();
   }
 
-  // GEMM and convolution steps, their constant weights packed now rather than on every run.
+  // GEMM, convolution and the host steps the runtime has its own code for; constant weights are
+  // packed now rather than on every run.
   void prepare_library_calls() {
     library_calls.resize(plan.steps.size());
     const tiling::HardwareModel caches = options.hardware ? *options.hardware : tiling::detect_hardware();
     const GemmBlocking blocking = default_blocking(caches.l1d_bytes, caches.l2_bytes);
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];
-      if (step.kind != fusion::StepKind::LibraryCall || !library_call_supports(*step.node)) continue;
+      const bool runs_on_node = step.kind == fusion::StepKind::LibraryCall || step.kind == fusion::StepKind::Host;
+      if (!runs_on_node || !library_call_supports(*step.node)) continue;
       library_calls[i] = prepare_library_call(*step.node, blocking);
       counters.packed_weight_bytes += library_calls[i]->packed_bytes();
     }
@@ -396,8 +398,9 @@ struct Executor::Impl {
       ins.push_back(v == nullptr ? Tensor() : v->constant ? *v->constant : view_of(bound, p, v));
     }
     if (library_calls[i] != nullptr) {
-      Tensor out = view_of(bound, p, node.outputs[0]);
-      library_calls[i]->run(team, ins, out);
+      std::vector<Tensor> outs;
+      for (const Value* v : node.outputs) outs.push_back(bound.data.count(v) ? view_of(bound, p, v) : Tensor());
+      library_calls[i]->run(team, ins, outs);
       return;
     }
     std::vector<Tensor> results = reference::evaluate_node(node, ins);

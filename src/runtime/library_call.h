@@ -1,8 +1,9 @@
-// Compute-bound ops the executor hands to a GEMM engine instead of generating code for them:
-// MatMul, Gemm (matmul_call.h) and Conv (conv_gemm.h) on f32. A call is prepared once per plan
-// step: constant weights are packed into the engine's layout then, never per run. The engine is
-// tilefuse's own sgemm (sgemm.h) on the runtime's thread team where the CPU has AVX-512, and
-// OpenBLAS, capped to the team's size, elsewhere.
+// Steps the runtime computes with its own code instead of generated kernels or the reference
+// kernels: the compute-bound MatMul, Gemm (matmul_call.h) and Conv (conv_gemm.h) on f32, and the
+// host ops that real models spend time in, MaxPool (pool_call.h) and Split (split_call.h). A
+// call is prepared once per plan step: constant weights are packed into the GEMM engine's
+// layout then, never per run. The engine is tilefuse's own sgemm (sgemm.h) on the runtime's
+// thread team where the CPU has AVX-512, and OpenBLAS, capped to the team's size, elsewhere.
 #pragma once
 
 #include <memory>
@@ -18,15 +19,16 @@ namespace tilefuse::runtime {
 class LibraryCall {
  public:
   virtual ~LibraryCall() = default;
-  // Computes the node into `output` (preallocated with the inferred shape) from its inputs
-  // (constants included, in the node's input order; an absent optional input is undefined).
-  virtual void run(ThreadTeam& team, const std::vector<Tensor>& inputs, Tensor& output) = 0;
+  // Computes the node into `outputs` (one per node output, preallocated with the planned shapes;
+  // undefined for an output nothing reads) from its inputs (constants included, in the node's
+  // input order; an absent optional input is undefined).
+  virtual void run(ThreadTeam& team, const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) = 0;
   // Bytes of weights packed at preparation (0 when nothing was constant or packing is off).
   virtual size_t packed_bytes() const { return 0; }
 };
 
-// True if `node` runs as a library call (MatMul/Gemm/Conv on f32); other library ops and dtypes
-// run on the host (reference) kernels.
+// True if `node` runs as a library call (MatMul/Gemm/Conv on f32, 2-D f32 MaxPool without
+// indices, Split); other ops and dtypes run on the host (reference) kernels.
 bool library_call_supports(const Node& node);
 
 // Prepares `node` (library_call_supports must be true).

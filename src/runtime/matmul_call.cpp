@@ -61,7 +61,8 @@ class MatMulCall : public LibraryCall {
     }
   }
 
-  void run(ThreadTeam& team, const std::vector<Tensor>& in, Tensor& out) override {
+  void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
+    Tensor& out = outs[0];
     const MatMulShape s(in[0].shape(), in[1].shape());
     const float* a = in[0].data<float>();
     const float* b = in[1].data<float>();
@@ -116,7 +117,8 @@ class GemmCall : public LibraryCall {
     packed_ = std::make_unique<PackedOperand>(PackedOperand::pack_b(b_view(b->constant->data<float>(), bs), k, n));
   }
 
-  void run(ThreadTeam& team, const std::vector<Tensor>& in, Tensor& out) override {
+  void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
+    Tensor& out = outs[0];
     const int64_t m = out.shape()[0], n = out.shape()[1];
     const int64_t k = trans_a_ ? in[0].shape()[0] : in[0].shape()[1];
     GemmProblem p;

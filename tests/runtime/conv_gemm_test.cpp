@@ -40,12 +40,13 @@ TEST_P(ConvGemm, MatchesReference) {
   std::vector<Tensor> ins = {filled(c.x, 3), filled(c.w, 1)};
   if (c.bias) ins.push_back(*inputs[2]->constant);
   Tensor expected = reference::evaluate_node(*conv, ins).at(0);
-  Tensor out(DType::f32, expected.shape());
+  std::vector<Tensor> outs = {Tensor(DType::f32, expected.shape())};
+  const Tensor& out = outs[0];
   std::unique_ptr<LibraryCall> call = prepare_library_call(*conv, default_blocking(48 << 10, 2 << 20));
   for (int workers : {1, 2}) {
     ThreadTeam team(workers);
     for (int run = 0; run < 2; ++run) {  // the second run reuses the unfolded buffer
-      call->run(team, ins, out);
+      call->run(team, ins, outs);
       CompareResult r = compare_tensors(out, expected, {1e-5, 1e-5});
       EXPECT_TRUE(r.ok) << c.name << " run " << run << " on " << workers << " workers: " << r.message;
     }

@@ -1,0 +1,77 @@
+#include "runtime/row_kernels.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/sgemm_microkernel.h"
+
+#define TF_AVX512 __attribute__((target("avx512f")))
+
+namespace tilefuse::runtime {
+
+namespace {
+
+struct Axpy {
+  float a;
+  void scalar(float x, float& y) const { y += a * x; }
+  TF_AVX512 __m512 vector(__m512 x, __m512 y) const { return _mm512_fmadd_ps(_mm512_set1_ps(a), x, y); }
+};
+
+struct Max {
+  void scalar(float x, float& y) const {
+    if (std::isnan(x) || x > y) y = std::isnan(y) ? y : x;
+  }
+  // max_ps(x, y) is (x > y ? x : y): it keeps a NaN y; a NaN x is put back by the blend.
+  TF_AVX512 __m512 vector(__m512 x, __m512 y) const {
+    return _mm512_mask_mov_ps(_mm512_max_ps(x, y), _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+  }
+};
+
+template <typename Op>
+void scalar_rows(const Op& op, const float* x, int64_t stride, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) op.scalar(x[i * stride], y[i]);
+}
+
+template <typename Op>
+TF_AVX512 void avx512_rows(const Op& op, const float* x, int64_t stride, float* y, int64_t n) {
+  int64_t i = 0;
+  if (stride == 1) {
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, op.vector(_mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
+    if (i < n) {
+      const auto m = static_cast<__mmask16>((1u << (n - i)) - 1);
+      _mm512_mask_storeu_ps(y + i, m, op.vector(_mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, y + i)));
+    }
+    return;
+  }
+  // Stride 2: lanes 0, 2, ..., 30 of 32 consecutive inputs. The last input read is
+  // x[2 * (i + 15) + 1], one past x[2 * (n - 1)] only when i + 16 == n: stop one vector early.
+  const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  for (; i + 16 < n; i += 16) {
+    const __m512 xs = _mm512_permutex2var_ps(_mm512_loadu_ps(x + 2 * i), evens, _mm512_loadu_ps(x + 2 * i + 16));
+    _mm512_storeu_ps(y + i, op.vector(xs, _mm512_loadu_ps(y + i)));
+  }
+  scalar_rows(op, x + 2 * i, 2, y + i, n - i);
+}
+
+template <typename Op>
+void rows(const Op& op, const float* x, int64_t stride, float* y, int64_t n) {
+  if (n <= 0) return;
+  if ((stride == 1 || stride == 2) && microkernel_supported()) return avx512_rows(op, x, stride, y, n);
+  scalar_rows(op, x, stride, y, n);
+}
+
+}  // namespace
+
+ColumnRange valid_columns(int64_t shift, int64_t stride, int64_t width, int64_t out_w) {
+  const int64_t lo = shift >= 0 ? 0 : (-shift + stride - 1) / stride;
+  const int64_t hi = std::min(out_w, width - shift <= 0 ? 0 : (width - 1 - shift) / stride + 1);
+  return {std::min(lo, out_w), std::max(hi, std::min(lo, out_w))};
+}
+
+void strided_axpy(float a, const float* x, int64_t stride, float* y, int64_t n) { rows(Axpy{a}, x, stride, y, n); }
+
+void strided_max(const float* x, int64_t stride, float* y, int64_t n) { rows(Max{}, x, stride, y, n); }
+
+}  // namespace tilefuse::runtime

@@ -1,0 +1,74 @@
+// The direct MaxPool against the reference kernel: 1-D and 2-D, strides 1-3, asymmetric and SAME
+// padding, dilations, ceil_mode, rows wide enough for the vector paths, and NaN inputs (which
+// propagate), on 1 and 2 workers.
+#include "runtime/pool_call.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "ir/tensor_compare.h"
+#include "reference/interpreter.h"
+
+namespace tilefuse::runtime {
+namespace {
+
+struct PoolCase {
+  std::string name;
+  std::vector<int64_t> x;
+  AttributeMap attrs;
+  bool nans = false;
+};
+
+class MaxPoolCall : public ::testing::TestWithParam<PoolCase> {};
+
+TEST_P(MaxPoolCall, MatchesReference) {
+  const PoolCase& c = GetParam();
+  Graph g;
+  Node* pool = g.add_node("MaxPool", "pool", {g.add_input("x", DType::f32, shape_of(c.x))}, {"y"}, c.attrs);
+  g.infer_shapes();
+  ASSERT_TRUE(pool_call_supports(*pool));
+  Tensor x(DType::f32, c.x);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    x.data<float>()[i] = c.nans && i % 17 == 3 ? std::numeric_limits<float>::quiet_NaN()
+                                                : static_cast<float>(((i * 29) % 41) / 7.0 - 3.0);
+  }
+  Tensor expected = reference::evaluate_node(*pool, {x}).at(0);
+  std::unique_ptr<LibraryCall> call = prepare_pool_call(*pool);
+  for (int workers : {1, 2}) {
+    ThreadTeam team(workers);
+    std::vector<Tensor> outs = {Tensor(DType::f32, expected.shape())};
+    call->run(team, {x}, outs);
+    for (int64_t i = 0; i < expected.numel(); ++i) {
+      const float want = expected.data<float>()[i], got = outs[0].data<float>()[i];
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << c.name << " at " << i << " on " << workers << " workers";
+      } else {
+        EXPECT_EQ(got, want) << c.name << " at " << i << " on " << workers << " workers";
+      }
+    }
+  }
+}
+
+using Ints = std::vector<int64_t>;
+
+INSTANTIATE_TEST_SUITE_P(
+    Geometry, MaxPoolCall,
+    ::testing::Values(
+        PoolCase{"ResNetStem", {1, 3, 40, 40}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},
+        PoolCase{"Wide2x2", {2, 2, 6, 70}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}},
+        PoolCase{"StrideOne", {1, 2, 9, 37}, {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}}},
+        PoolCase{"StrideThree", {1, 2, 11, 23}, {{"kernel_shape", Ints{3, 2}}, {"strides", Ints{3, 3}}}},
+        PoolCase{"AsymmetricPadsDilated", {1, 1, 12, 30},
+                 {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{0, 2, 1, 0}}, {"dilations", Ints{2, 2}}}},
+        PoolCase{"SameUpperCeil", {1, 2, 7, 19},
+                 {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}},
+        PoolCase{"CeilMode", {1, 2, 8, 35}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", int64_t{1}}}},
+        PoolCase{"OneD", {2, 3, 50}, {{"kernel_shape", Ints{4}}, {"strides", Ints{2}}, {"pads", Ints{1, 2}}}},
+        PoolCase{"NaNsPropagate", {1, 2, 10, 40}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}}, true},
+        PoolCase{"NaNsStrided", {1, 2, 10, 41}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}, true}),
+    [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace tilefuse::runtime
