@@ -25,7 +25,8 @@ struct Max {
   }
   // max_ps(x, y) is (x > y ? x : y): it keeps a NaN y; a NaN x is put back by the blend.
   TF_AVX512 __m512 vector(__m512 x, __m512 y) const {
-    return _mm512_mask_mov_ps(_mm512_max_ps(x, y), _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+    const __m512 larger = _mm512_mask_max_ps(y, static_cast<__mmask16>(0xffff), x, y);
+    return _mm512_mask_mov_ps(larger, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
   }
 };
 
@@ -62,7 +63,73 @@ void rows(const Op& op, const float* x, int64_t stride, float* y, int64_t n) {
   scalar_rows(op, x, stride, y, n);
 }
 
+void scalar_tap_sum(const float* x, int64_t stride, const int64_t* offsets, const float* weights, int64_t taps,
+                    float bias, float* out, int64_t n) {
+  for (int64_t q = 0; q < n; ++q) {
+    float acc = bias;
+    for (int64_t t = 0; t < taps; ++t) acc += weights[t] * x[q * stride + offsets[t]];
+    out[q] = acc;
+  }
+}
+
+// Loads 16 inputs of output vector q at tap offset `offset`: contiguous at stride 1; at stride 2,
+// lanes 0, 2, ..., 30 of 32 consecutive inputs.
+TF_AVX512 inline __m512 tap_inputs(const float* x, int64_t stride, int64_t q, int64_t offset) {
+  if (stride == 1) return _mm512_loadu_ps(x + q + offset);
+  const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const float* p = x + 2 * q + offset;
+  return _mm512_permutex2var_ps(_mm512_loadu_ps(p), evens, _mm512_loadu_ps(p + 16));
+}
+
+TF_AVX512 void avx512_tap_sum(const float* x, int64_t stride, const int64_t* offsets, const float* weights,
+                              int64_t taps, float bias, float* out, int64_t n) {
+  // Four output vectors at a time: four independent FMA chains hide the FMA latency. At stride 2
+  // the last vector stops one short (the de-interleaving load reads one input past its last).
+  const int64_t end = stride == 1 ? n : n - 1;
+  int64_t q = 0;
+  for (; q + 64 <= end; q += 64) {
+    __m512 a0 = _mm512_set1_ps(bias), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t t = 0; t < taps; ++t) {
+      const __m512 w = _mm512_set1_ps(weights[t]);
+      a0 = _mm512_fmadd_ps(w, tap_inputs(x, stride, q, offsets[t]), a0);
+      a1 = _mm512_fmadd_ps(w, tap_inputs(x, stride, q + 16, offsets[t]), a1);
+      a2 = _mm512_fmadd_ps(w, tap_inputs(x, stride, q + 32, offsets[t]), a2);
+      a3 = _mm512_fmadd_ps(w, tap_inputs(x, stride, q + 48, offsets[t]), a3);
+    }
+    _mm512_storeu_ps(out + q, a0);
+    _mm512_storeu_ps(out + q + 16, a1);
+    _mm512_storeu_ps(out + q + 32, a2);
+    _mm512_storeu_ps(out + q + 48, a3);
+  }
+  for (; q + 16 <= end; q += 16) {
+    __m512 acc = _mm512_set1_ps(bias);
+    for (int64_t t = 0; t < taps; ++t) {
+      acc = _mm512_fmadd_ps(_mm512_set1_ps(weights[t]), tap_inputs(x, stride, q, offsets[t]), acc);
+    }
+    _mm512_storeu_ps(out + q, acc);
+  }
+  if (stride == 1 && q < n) {
+    const auto m = static_cast<__mmask16>((1u << (n - q)) - 1);
+    __m512 acc = _mm512_set1_ps(bias);
+    for (int64_t t = 0; t < taps; ++t) {
+      acc = _mm512_fmadd_ps(_mm512_set1_ps(weights[t]), _mm512_maskz_loadu_ps(m, x + q + offsets[t]), acc);
+    }
+    _mm512_mask_storeu_ps(out + q, m, acc);
+    return;
+  }
+  scalar_tap_sum(x + stride * q, stride, offsets, weights, taps, bias, out + q, n - q);
+}
+
 }  // namespace
+
+void tap_sum(const float* x, int64_t stride, const int64_t* offsets, const float* weights, int64_t taps, float bias,
+             float* out, int64_t n) {
+  if (n <= 0) return;
+  if ((stride == 1 || stride == 2) && microkernel_supported()) {
+    return avx512_tap_sum(x, stride, offsets, weights, taps, bias, out, n);
+  }
+  scalar_tap_sum(x, stride, offsets, weights, taps, bias, out, n);
+}
 
 ColumnRange valid_columns(int64_t shift, int64_t stride, int64_t width, int64_t out_w) {
   const int64_t lo = shift >= 0 ? 0 : (-shift + stride - 1) / stride;
