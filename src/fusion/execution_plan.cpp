@@ -3,6 +3,8 @@
 #include "fusion/planner.h"
 #include "ir/graph_clone.h"
 #include "passes/batch_norm_folding.h"
+#include "passes/matmul_bias_folding.h"
+#include "passes/matmul_transpose_folding.h"
 #include "passes/decompose_composites.h"
 #include "passes/pattern_registry.h"
 
@@ -11,6 +13,10 @@ namespace tilefuse::fusion {
 ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
   ExecutionPlan planned{clone_graph(graph), {}};
   passes::fold_batch_norms(planned.graph);
+  if (fuse) {  // unfused mode keeps one op per step
+    passes::fold_matmul_transposes(planned.graph);
+    passes::fold_matmul_biases(planned.graph);
+  }
   passes::decompose_composites(planned.graph);
   PlannerOptions options;
   options.fuse = fuse;

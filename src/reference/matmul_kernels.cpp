@@ -104,6 +104,34 @@ std::vector<Tensor> matmul(const Node& node, const std::vector<Tensor>& in) {
   return {out};
 }
 
+// Operand `attr` of a FusedMatMul: the input transposed by the node's perm, if it has one.
+Tensor fused_operand(const Node& node, const Tensor& x, const char* attr) {
+  if (!node.has_attr(attr)) return x;
+  const std::vector<int64_t> perm = node.attr_ints(attr);
+  const std::vector<int64_t> in_strides = contiguous_strides(x.shape());
+  std::vector<int64_t> shape, strides;
+  for (int64_t p : perm) {
+    shape.push_back(x.shape()[p]);
+    strides.push_back(in_strides[p]);
+  }
+  return gather_elements(x, strided_indices(shape, strides), shape);
+}
+
+// MatMul of the (transposed) operands, then bias[j] added to every output row.
+std::vector<Tensor> fused_matmul(const Node& node, const std::vector<Tensor>& in) {
+  const Tensor a = fused_operand(node, required_input(node, in, 0), "perm_a");
+  const Tensor b = fused_operand(node, required_input(node, in, 1), "perm_b");
+  Tensor out = matmul(node, {a, b}).at(0);
+  const Tensor* bias = optional_input(in, 2);
+  if (bias == nullptr) return {out};
+  const int64_t n = out.shape().back();
+  if (bias->rank() != 1 || bias->numel() != n) {
+    fail_user("{}: bias {} must be [{}], the output's last dim", node.describe(), bias->summary(), n);
+  }
+  for (int64_t i = 0; i < out.numel(); ++i) out.set_f64(i, out.get_f64(i) + bias->get_f64(i % n));
+  return {out};
+}
+
 std::vector<Tensor> gemm(const Node& node, const std::vector<Tensor>& in) {
   const Tensor& a = required_input(node, in, 0);
   const Tensor& b = required_input(node, in, 1);
@@ -140,6 +168,7 @@ std::vector<Tensor> gemm(const Node& node, const std::vector<Tensor>& in) {
 
 void register_matmul_kernels(KernelTable& table) {
   table["MatMul"] = matmul;
+  table["FusedMatMul"] = fused_matmul;
   table["Gemm"] = gemm;
 }
 

@@ -10,7 +10,7 @@ namespace tilefuse::runtime {
 
 bool library_call_supports(const Node& node) {
   if (node.op == "Conv") return conv_gemm_supports(node);
-  if (node.op == "MatMul" || node.op == "Gemm") return matmul_call_supports(node);
+  if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return matmul_call_supports(node);
   if (node.op == "MaxPool") return pool_call_supports(node);
   if (node.op == "Split") return split_call_supports(node);
   return false;
@@ -18,7 +18,7 @@ bool library_call_supports(const Node& node) {
 
 std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBlocking& blocking) {
   if (node.op == "Conv") return prepare_conv_call(node, blocking);
-  if (node.op == "MatMul" || node.op == "Gemm") return prepare_matmul_call(node, blocking);
+  if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return prepare_matmul_call(node, blocking);
   if (node.op == "MaxPool") return prepare_pool_call(node);
   if (node.op == "Split") return prepare_split_call(node);
   fail_internal("prepare_library_call: {} is not a library op", node.describe());

@@ -12,33 +12,49 @@ namespace tilefuse::runtime {
 
 namespace {
 
-// A MatMul's operand shapes as matrices: 1-D A is one row, 1-D B one column; the batch dims
-// broadcast, and batch i reads A and B at the offsets below.
+// An operand as the product sees it: its shape and element strides after FusedMatMul's perm (a
+// transposed operand is the same memory read through permuted strides).
+struct Operand {
+  std::vector<int64_t> shape, strides;
+  Operand(const Node& node, const Tensor& t, const char* perm_attr)
+      : shape(t.shape()), strides(contiguous_strides(t.shape())) {
+    if (!node.has_attr(perm_attr)) return;
+    const std::vector<int64_t> perm = node.attr_ints(perm_attr);
+    std::vector<int64_t> s, st;
+    for (int64_t p : perm) s.push_back(shape[p]), st.push_back(strides[p]);
+    shape = s, strides = st;
+  }
+};
+
+// A MatMul's operands as batches of strided matrices: 1-D A is one row, 1-D B one column; the
+// batch dims broadcast, and batch i reads A and B at the offsets below.
 struct MatMulShape {
   int64_t m = 0, k = 0, n = 0;
+  MatrixView a_matrix, b_matrix;  // strides only; data is set per batch
   std::vector<int64_t> a_offsets, b_offsets;  // per batch element, in floats
-  std::vector<int64_t> b_batch;               // B's own batch dims (each packed when B is constant)
 
-  MatMulShape(std::vector<int64_t> as, std::vector<int64_t> bs) {
-    if (as.size() == 1) as.insert(as.begin(), 1);
-    if (bs.size() == 1) bs.push_back(1);
-    m = as[as.size() - 2], k = as.back(), n = bs.back();
-    std::vector<int64_t> a_batch(as.begin(), as.end() - 2);
-    b_batch.assign(bs.begin(), bs.end() - 2);
+  MatMulShape(Operand a, Operand b) {
+    if (a.shape.size() == 1) a.shape.insert(a.shape.begin(), 1), a.strides.insert(a.strides.begin(), 0);
+    if (b.shape.size() == 1) b.shape.push_back(1), b.strides.push_back(0);
+    const size_t ra = a.shape.size(), rb = b.shape.size();
+    m = a.shape[ra - 2], k = a.shape[ra - 1], n = b.shape[rb - 1];
+    a_matrix = {nullptr, a.strides[ra - 2], a.strides[ra - 1]};
+    b_matrix = {nullptr, b.strides[rb - 2], b.strides[rb - 1]};
+    std::vector<int64_t> a_batch(a.shape.begin(), a.shape.end() - 2), b_batch(b.shape.begin(), b.shape.end() - 2);
     const std::vector<int64_t> batch = broadcast_dims(a_batch, b_batch, "MatMul batch dims");
-    a_batch.insert(a_batch.begin(), batch.size() - a_batch.size(), 1);
-    std::vector<int64_t> b_full = b_batch;
-    b_full.insert(b_full.begin(), batch.size() - b_full.size(), 1);
     for (int64_t i = 0; i < product(batch); ++i) {
-      // Offsets of batch element i, broadcasting size-1 batch dims.
-      int64_t rest = i, a_off = 0, b_off = 0, a_stride = m * k, b_stride = k * n;
+      // Offsets of batch element i, broadcasting size-1 (and missing) batch dims.
+      int64_t rest = i, a_off = 0, b_off = 0;
       for (size_t d = batch.size(); d-- > 0;) {
         const int64_t idx = rest % batch[d];
         rest /= batch[d];
-        if (a_batch[d] != 1) a_off += idx * a_stride;
-        if (b_full[d] != 1) b_off += idx * b_stride;
-        a_stride *= a_batch[d];
-        b_stride *= b_full[d];
+        const size_t from_end = batch.size() - d;  // 1 for the last batch dim
+        if (from_end <= a_batch.size() && a_batch[a_batch.size() - from_end] != 1) {
+          a_off += idx * a.strides[a_batch.size() - from_end];
+        }
+        if (from_end <= b_batch.size() && b_batch[b_batch.size() - from_end] != 1) {
+          b_off += idx * b.strides[b_batch.size() - from_end];
+        }
       }
       a_offsets.push_back(a_off);
       b_offsets.push_back(b_off);
@@ -48,9 +64,9 @@ struct MatMulShape {
 
 class MatMulCall : public LibraryCall {
  public:
-  MatMulCall(const Node& node, const GemmBlocking& blocking) : blocking_(blocking) {
+  MatMulCall(const Node& node, const GemmBlocking& blocking) : node_(node), blocking_(blocking) {
     const Value* b = node.input(1);
-    if (!own_gemm_engine() || !b->constant.has_value()) return;
+    if (!own_gemm_engine() || !b->constant.has_value() || node.has_attr("perm_b")) return;
     // A constant B: each of its batch matrices packed once.
     const std::vector<int64_t>& bs = b->constant->shape();
     const int64_t k = bs.size() == 1 ? bs[0] : bs[bs.size() - 2], n = bs.size() == 1 ? 1 : bs.back();
@@ -62,30 +78,23 @@ class MatMulCall : public LibraryCall {
   }
 
   void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
-    Tensor& out = outs[0];
-    const MatMulShape s(in[0].shape(), in[1].shape());
+    const MatMulShape s(Operand(node_, in[0], "perm_a"), Operand(node_, in[1], "perm_b"));
     const float* a = in[0].data<float>();
     const float* b = in[1].data<float>();
-    float* c = out.data<float>();
+    float* c = outs[0].data<float>();
     const auto batches = static_cast<int64_t>(s.a_offsets.size());
-    if (!own_gemm_engine()) {
-      openblas_set_num_threads(team.size());
-      for (int64_t i = 0; i < batches; ++i) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(s.m), static_cast<int>(s.n),
-                    static_cast<int>(s.k), 1.0f, a + s.a_offsets[i], static_cast<int>(s.k), b + s.b_offsets[i],
-                    static_cast<int>(s.n), 0.0f, c + i * s.m * s.n, static_cast<int>(s.n));
-      }
-      return;
-    }
+    const float* bias = in.size() > 2 && in[2].defined() ? in[2].data<float>() : nullptr;  // FusedMatMul's [N]
+    if (!own_gemm_engine()) return run_openblas(team, s, a, b, bias, c);
     problems_.resize(static_cast<size_t>(batches));
     for (int64_t i = 0; i < batches; ++i) {
       GemmProblem& p = problems_[i];
       p = GemmProblem{};
       p.m = s.m, p.n = s.n, p.k = s.k;
-      p.a.view = {a + s.a_offsets[i], s.k, 1};
-      p.b.view = {b + s.b_offsets[i], s.n, 1};
+      p.a.view = s.a_matrix, p.a.view.data = a + s.a_offsets[i];
+      p.b.view = s.b_matrix, p.b.view.data = b + s.b_offsets[i];
       if (!packed_.empty()) p.b.packed = &packed_[s.b_offsets[i] / std::max<int64_t>(1, s.k * s.n)];
       p.c = c + i * s.m * s.n, p.ldc = s.n;
+      p.col_bias = bias;
     }
     sgemm(team, problems_, blocking_);
   }
@@ -97,6 +106,30 @@ class MatMulCall : public LibraryCall {
   }
 
  private:
+  // cblas_sgemm takes a transposed operand only as a whole-matrix transpose with unit stride. A
+  // single row or column has stride 0 along the other dim; BLAS still wants ld >= its length.
+  static CBLAS_TRANSPOSE blas_layout(const MatrixView& v, int64_t rows, int64_t cols, int64_t& ld) {
+    if (v.col_stride == 1) return ld = std::max(v.row_stride, cols), CblasNoTrans;
+    if (v.row_stride == 1) return ld = std::max(v.col_stride, rows), CblasTrans;
+    fail_internal("MatMul operand with strides {} x {} has no BLAS layout", v.row_stride, v.col_stride);
+  }
+
+  void run_openblas(ThreadTeam& team, const MatMulShape& s, const float* a, const float* b, const float* bias,
+                    float* c) const {
+    openblas_set_num_threads(team.size());
+    int64_t lda = 0, ldb = 0;
+    const CBLAS_TRANSPOSE ta = blas_layout(s.a_matrix, s.m, s.k, lda), tb = blas_layout(s.b_matrix, s.k, s.n, ldb);
+    for (size_t i = 0; i < s.a_offsets.size(); ++i) {
+      float* ci = c + static_cast<int64_t>(i) * s.m * s.n;
+      for (int64_t r = 0; bias != nullptr && r < s.m; ++r) std::copy(bias, bias + s.n, ci + r * s.n);
+      cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k), 1.0f,
+                  a + s.a_offsets[i], static_cast<int>(std::max<int64_t>(1, lda)), b + s.b_offsets[i],
+                  static_cast<int>(std::max<int64_t>(1, ldb)), bias != nullptr ? 1.0f : 0.0f, ci,
+                  static_cast<int>(std::max<int64_t>(1, s.n)));
+    }
+  }
+
+  const Node& node_;
   GemmBlocking blocking_;
   std::vector<PackedOperand> packed_;
   std::vector<GemmProblem> problems_;  // reused across runs
@@ -178,7 +211,7 @@ class GemmCall : public LibraryCall {
 }  // namespace
 
 bool matmul_call_supports(const Node& node) {
-  if (node.op != "MatMul" && node.op != "Gemm") return false;
+  if (node.op != "MatMul" && node.op != "FusedMatMul" && node.op != "Gemm") return false;
   for (const Value* v : node.inputs) {
     if (v != nullptr && v->dtype != DType::f32) return false;
   }
@@ -187,7 +220,7 @@ bool matmul_call_supports(const Node& node) {
 
 std::unique_ptr<LibraryCall> prepare_matmul_call(const Node& node, const GemmBlocking& blocking) {
   if (node.op == "Gemm") return std::make_unique<GemmCall>(node, blocking);
-  return std::make_unique<MatMulCall>(node, blocking);
+  return std::make_unique<MatMulCall>(node, blocking);  // MatMul and FusedMatMul
 }
 
 }  // namespace tilefuse::runtime

@@ -34,7 +34,7 @@ TEST(OpTraits, EveryClaimedOpHasItsTraits) {
       {{"Softmax", "LogSoftmax", "LayerNormalization"}, kReduction | kComposite},
       {{"Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Concat", "Split", "Slice", "Gather"},
        kDataMovement},
-      {{"MatMul", "Gemm"}, kLibraryCall},
+      {{"MatMul", "Gemm", "FusedMatMul"}, kLibraryCall},  // FusedMatMul: ours, made by a pass
       {{"Shape", "Constant", "ConstantOfShape", "Range", "Size"}, kShapeOp},
       // Issue 11: what the field's exports use.
       {{"Sum", "Mean", "PRelu"}, kPointwise | kBroadcasting},

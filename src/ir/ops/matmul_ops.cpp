@@ -1,4 +1,5 @@
-// MatMul (numpy matmul semantics), Gemm and Einsum: compute-bound contractions.
+// MatMul (numpy matmul semantics), FusedMatMul (ours), Gemm and Einsum: compute-bound contractions.
+#include <algorithm>
 #include <map>
 
 #include "ir/error.h"
@@ -36,6 +37,48 @@ void infer_matmul(Node& node, Graph&) {
   if (!a_vector) out.push_back(a[a.size() - 2]);
   if (!b_vector) out.push_back(b.back());
   set_output(node, 0, node.input(0)->dtype, out);
+}
+
+// MatMul(Transpose(A, perm_a), Transpose(B, perm_b)) + bias: every part optional (no perm: the
+// operand as it is; no bias input: nothing added), bias a [N] vector along the last dim. Not an
+// ONNX op: fused mode's passes make it (matmul_bias_folding, matmul_transpose_folding) so the
+// GEMM engine reads transposed operands through strides and adds the bias while the output tile
+// is in cache, instead of separate kernels passing through memory.
+Shape permuted(const Node& node, const char* attr, const Shape& shape) {
+  if (!node.has_attr(attr)) return shape;
+  const std::vector<int64_t> perm = node.attr_ints(attr);
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t d = 0; d < sorted.size(); ++d) {
+    if (sorted.size() != shape.size() || sorted[d] != static_cast<int64_t>(d)) {
+      fail_user("{}: {} {} is not a permutation of the {} dims of {}", node.describe(), attr, dims_to_string(perm),
+                shape.size(), shape_to_string(shape));
+    }
+  }
+  Shape out;
+  for (int64_t p : perm) out.push_back(shape[p]);
+  return out;
+}
+
+void infer_fused_matmul(Node& node, Graph&) {
+  require_same_dtype(node, 1, 0);
+  const Shape a = permuted(node, "perm_a", node.input(0)->shape), b = permuted(node, "perm_b", node.input(1)->shape);
+  if (a.size() < 2 || b.size() < 2) {
+    fail_user("{}: needs matrices, got {} and {}", node.describe(), shape_to_string(a), shape_to_string(b));
+  }
+  unify_dims(node, a.back(), b[b.size() - 2],
+             fmt::format("contracted dims (last of A {}, second to last of B {})", shape_to_string(a),
+                         shape_to_string(b)));
+  Shape out = broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2), node.describe() + " batch dims");
+  out.push_back(a[a.size() - 2]);
+  out.push_back(b.back());
+  set_output(node, 0, node.input(0)->dtype, out);
+  if (!node.has_input(2)) return;
+  require_same_dtype(node, 2, 0);
+  if (node.input(2)->rank() != 1) {
+    fail_user("{}: the bias must be a [N] vector, got {}", node.describe(), shape_to_string(node.input(2)->shape));
+  }
+  unify_dims(node, node.input(2)->shape[0], out.back(), "bias size and the output's last dim");
 }
 
 // Y = alpha * op(A) * op(B) + beta * C, op = optional transpose; C broadcasts to [M, N].
@@ -89,6 +132,13 @@ void register_matmul_ops(OpRegistry& registry) {
                 .max_inputs = 2,
                 .input_dtypes = kMatMulTypes,
                 .infer = infer_matmul});
+  registry.add({.name = "FusedMatMul",
+                .traits = kLibraryCall,
+                .min_inputs = 2,
+                .max_inputs = 3,
+                .attrs = {{"perm_a", AttrKind::Ints}, {"perm_b", AttrKind::Ints}},
+                .input_dtypes = kMatMulTypes,
+                .infer = infer_fused_matmul});
   registry.add({.name = "Gemm",
                 .traits = kLibraryCall,
                 .min_inputs = 2,

@@ -1,0 +1,108 @@
+// Transpose + MatMul -> FusedMatMul with a perm: folded on either operand (both at once for
+// attention's Q K^T), left alone when the transposed tensor has another reader; the folded graph
+// computes what the original did (reference interpreter, before and after).
+#include "passes/matmul_transpose_folding.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/tensor_compare.h"
+#include "passes/matmul_bias_folding.h"
+#include "reference/interpreter.h"
+
+namespace tilefuse::passes {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+Tensor filled(const Shape& shape, int salt) {
+  std::vector<int64_t> dims;
+  for (const Dim& d : shape) dims.push_back(d.value());
+  Tensor t(DType::f32, dims);
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, ((i * 7 + salt * 3) % 13) / 6.0 - 1.0);
+  return t;
+}
+
+int count_op(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (Node* node : g.nodes()) n += node->op == op;
+  return n;
+}
+
+// scores = Transpose(q, [0,2,1,3]) @ Transpose(k, [0,2,3,1]) for q, k: [2, 5, 3, 4] ([B, S, H, D]).
+struct Attention {
+  Graph g;
+  Node* tq = nullptr;
+  Attention() {
+    Value* q = g.add_input("q", DType::f32, {2, 5, 3, 4});
+    Value* k = g.add_input("k", DType::f32, {2, 5, 3, 4});
+    tq = g.add_node("Transpose", "tq", {q}, {"qh"}, {{"perm", Ints{0, 2, 1, 3}}});
+    Node* tk = g.add_node("Transpose", "tk", {k}, {"kt"}, {{"perm", Ints{0, 2, 3, 1}}});
+    Node* mm = g.add_node("MatMul", "scores", {tq->outputs[0], tk->outputs[0]}, {"s"});
+    g.set_outputs({mm->outputs[0]});
+    g.infer_shapes();
+  }
+};
+
+std::vector<Tensor> run(const Graph& g) {
+  std::map<std::string, Tensor> in;
+  for (const Value* v : g.inputs()) in[v->name] = filled(v->shape, static_cast<int>(v->name[0]));
+  return reference::run_graph(g, in);
+}
+
+void expect_same_results(const Graph& before, const Graph& after) {
+  const std::vector<Tensor> want = run(before), got = run(after);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    CompareResult r = compare_tensors(got[i], want[i], {1e-6, 1e-6});
+    EXPECT_TRUE(r.ok) << r.message;
+  }
+}
+
+TEST(MatMulTransposeFolding, FoldsBothOperandsOfAttentionScores) {
+  Attention before, after;
+  EXPECT_EQ(fold_matmul_transposes(after.g), 1);
+  EXPECT_EQ(count_op(after.g, "Transpose"), 0);
+  ASSERT_EQ(count_op(after.g, "FusedMatMul"), 1);
+  const Node* fused = after.g.nodes()[0];
+  EXPECT_EQ(fused->attr_ints("perm_a"), (Ints{0, 2, 1, 3}));
+  EXPECT_EQ(fused->attr_ints("perm_b"), (Ints{0, 2, 3, 1}));
+  EXPECT_EQ(after.g.outputs()[0]->name, "s");
+  expect_same_results(before.g, after.g);
+}
+
+TEST(MatMulTransposeFolding, ADefaultPermReversesAndABiasFoldsAfterwards) {
+  // y = x @ Transpose(w) + b, as a Linear layer with its weight stored [out, in] may export.
+  auto build = [] {
+    Graph g;
+    Value* x = g.add_input("x", DType::f32, {3, 6});
+    Value* w = g.add_input("w", DType::f32, {5, 6});
+    Node* t = g.add_node("Transpose", "t", {w}, {"wt"});
+    Node* mm = g.add_node("MatMul", "mm", {x, t->outputs[0]}, {"p"});
+    Node* add = g.add_node("Add", "add", {mm->outputs[0], g.add_constant("b", filled({5}, 9))}, {"y"});
+    g.set_outputs({add->outputs[0]});
+    g.infer_shapes();
+    return g;
+  };
+  Graph before = build(), after = build();
+  EXPECT_EQ(fold_matmul_transposes(after), 1);
+  EXPECT_EQ(fold_matmul_biases(after), 1);
+  ASSERT_EQ(after.num_nodes(), 1u);
+  EXPECT_EQ(after.nodes()[0]->attr_ints("perm_b"), (Ints{1, 0}));
+  EXPECT_EQ(after.nodes()[0]->inputs.size(), 3u);
+  expect_same_results(before, after);
+}
+
+TEST(MatMulTransposeFolding, KeepsATransposeWithAnotherReader) {
+  Attention a;
+  Node* neg = a.g.add_node("Neg", "neg", {a.tq->outputs[0]}, {"n"});
+  a.g.set_outputs({a.g.outputs()[0], neg->outputs[0]});
+  a.g.infer_shapes();
+  EXPECT_EQ(fold_matmul_transposes(a.g), 1);  // K's transpose still folds
+  EXPECT_EQ(count_op(a.g, "Transpose"), 1);
+  for (Node* n : a.g.nodes()) {
+    if (n->op == "FusedMatMul") EXPECT_FALSE(n->has_attr("perm_a"));
+  }
+}
+
+}  // namespace
+}  // namespace tilefuse::passes

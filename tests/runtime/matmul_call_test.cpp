@@ -1,0 +1,78 @@
+// MatMul, FusedMatMul and Gemm library calls against the reference kernels: batch broadcasting,
+// 1-D operands, constant (packed) and non-constant weights, transposed operands through perms
+// and transA/transB, bias vectors and every form of Gemm's C, on 1 and 2 workers.
+#include "runtime/matmul_call.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/tensor_compare.h"
+#include "reference/interpreter.h"
+
+namespace tilefuse::runtime {
+namespace {
+
+struct MatMulCase {
+  std::string name, op;
+  std::vector<std::vector<int64_t>> shapes;  // of the inputs
+  AttributeMap attrs;
+  bool constant_b = false;
+};
+
+Tensor filled(std::vector<int64_t> shape, int salt) {
+  Tensor t(DType::f32, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, ((i * 13 + salt * 5) % 23) / 9.0 - 1.2);
+  return t;
+}
+
+class MatMulCallTest : public ::testing::TestWithParam<MatMulCase> {};
+
+TEST_P(MatMulCallTest, MatchesReference) {
+  const MatMulCase& c = GetParam();
+  Graph g;
+  std::vector<Value*> inputs;
+  std::vector<Tensor> ins;
+  for (size_t i = 0; i < c.shapes.size(); ++i) {
+    ins.push_back(filled(c.shapes[i], static_cast<int>(i) + 1));
+    const bool constant = (i == 1 && c.constant_b) || i == 2;
+    inputs.push_back(constant ? g.add_constant("in" + std::to_string(i), ins.back())
+                              : g.add_input("in" + std::to_string(i), DType::f32, shape_of(c.shapes[i])));
+  }
+  Node* node = g.add_node(c.op, "mm", inputs, {"y"}, c.attrs);
+  g.infer_shapes();
+  ASSERT_TRUE(matmul_call_supports(*node));
+  Tensor expected = reference::evaluate_node(*node, ins).at(0);
+  std::unique_ptr<LibraryCall> call = prepare_matmul_call(*node, default_blocking(48 << 10, 2 << 20));
+  EXPECT_EQ(call->packed_bytes() > 0, c.constant_b && own_gemm_engine() && !c.attrs.count("perm_b"));
+  for (int workers : {1, 2}) {
+    ThreadTeam team(workers);
+    std::vector<Tensor> outs = {Tensor(DType::f32, expected.shape())};
+    call->run(team, ins, outs);
+    CompareResult r = compare_tensors(outs[0], expected, {1e-5, 1e-5});
+    EXPECT_TRUE(r.ok) << c.name << " on " << workers << " workers: " << r.message;
+  }
+}
+
+using Ints = std::vector<int64_t>;
+
+INSTANTIATE_TEST_SUITE_P(
+    Forms, MatMulCallTest,
+    ::testing::Values(
+        MatMulCase{"Plain", "MatMul", {{13, 40}, {40, 37}}, {}},
+        MatMulCase{"PackedWeight", "MatMul", {{2, 9, 40}, {40, 70}}, {}, true},
+        MatMulCase{"BatchBroadcast", "MatMul", {{2, 1, 5, 7}, {3, 7, 4}}, {}},
+        MatMulCase{"PackedBatchedWeight", "MatMul", {{3, 5, 7}, {3, 7, 33}}, {}, true},
+        MatMulCase{"VectorA", "MatMul", {{7}, {2, 7, 5}}, {}},
+        MatMulCase{"VectorB", "MatMul", {{2, 5, 7}, {7}}, {}},
+        MatMulCase{"FusedBias", "FusedMatMul", {{2, 6, 20}, {20, 35}, {35}}, {}, true},
+        MatMulCase{"HeadsQK", "FusedMatMul", {{2, 9, 3, 16}, {2, 9, 3, 16}},
+                   {{"perm_a", Ints{0, 2, 1, 3}}, {"perm_b", Ints{0, 2, 3, 1}}}},
+        MatMulCase{"HeadsPV", "FusedMatMul", {{2, 3, 9, 9}, {2, 9, 3, 16}}, {{"perm_b", Ints{0, 2, 1, 3}}}},
+        MatMulCase{"TransposedConstantWeight", "FusedMatMul", {{4, 20}, {33, 20}, {33}}, {{"perm_b", Ints{1, 0}}}, true},
+        MatMulCase{"GemmTransposed", "Gemm", {{20, 13}, {35, 20}}, {{"transA", int64_t{1}}, {"transB", int64_t{1}}}, true},
+        MatMulCase{"GemmColumnBias", "Gemm", {{13, 20}, {20, 35}, {35}}, {{"alpha", 0.5}}, true},
+        MatMulCase{"GemmRowBias", "Gemm", {{13, 20}, {20, 35}, {13, 1}}, {}},
+        MatMulCase{"GemmFullCScaled", "Gemm", {{13, 20}, {20, 35}, {13, 35}}, {{"beta", 0.25}}}),
+    [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace tilefuse::runtime
