@@ -13,19 +13,24 @@ bool is_graph_output(const Graph& graph, const Value* v) {
   return std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end();
 }
 
+std::vector<int64_t> transpose_perm(const Node& t) {
+  std::vector<int64_t> reverse(static_cast<size_t>(t.input(0)->rank()));
+  std::iota(reverse.rbegin(), reverse.rend(), 0);  // ONNX's default: reverse the dims
+  return t.attr_ints("perm", reverse);
+}
+
 // The Transpose producing operand `i` of `mm`, if it can become the operand's perm.
 Node* foldable_transpose(const Graph& graph, const Node& mm, size_t i) {
   Node* t = mm.input(i)->producer;
   if (t == nullptr || t->op != "Transpose") return nullptr;
   const Value* out = t->outputs[0];
   if (out->dtype != DType::f32 || out->users.size() != 1 || is_graph_output(graph, out)) return nullptr;
+  // The operand's rows or columns must be the source's contiguous dim, so that one of its two
+  // strides is 1: the packing routines' fast paths, and BLAS's transposes on the fallback.
+  const std::vector<int64_t> perm = transpose_perm(*t);
+  const auto last = static_cast<int64_t>(perm.size()) - 1;
+  if (perm[last] != last && perm[last - 1] != last) return nullptr;
   return t;
-}
-
-std::vector<int64_t> transpose_perm(const Node& t) {
-  std::vector<int64_t> reverse(static_cast<size_t>(t.input(0)->rank()));
-  std::iota(reverse.rbegin(), reverse.rend(), 0);  // ONNX's default: reverse the dims
-  return t.attr_ints("perm", reverse);
 }
 
 bool fold(Graph& graph, Node& mm) {

@@ -1,10 +1,10 @@
 #include "runtime/library_call.h"
 
 #include "ir/error.h"
+#include "runtime/axis_parts_call.h"
 #include "runtime/conv_gemm.h"
 #include "runtime/matmul_call.h"
 #include "runtime/pool_call.h"
-#include "runtime/split_call.h"
 
 namespace tilefuse::runtime {
 
@@ -12,7 +12,7 @@ bool library_call_supports(const Node& node) {
   if (node.op == "Conv") return conv_gemm_supports(node);
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return matmul_call_supports(node);
   if (node.op == "MaxPool") return pool_call_supports(node);
-  if (node.op == "Split") return split_call_supports(node);
+  if (node.op == "Split" || node.op == "Concat") return axis_parts_call_supports(node);
   return false;
 }
 
@@ -20,7 +20,7 @@ std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBl
   if (node.op == "Conv") return prepare_conv_call(node, blocking);
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return prepare_matmul_call(node, blocking);
   if (node.op == "MaxPool") return prepare_pool_call(node);
-  if (node.op == "Split") return prepare_split_call(node);
+  if (node.op == "Split" || node.op == "Concat") return prepare_axis_parts_call(node);
   fail_internal("prepare_library_call: {} is not a library op", node.describe());
 }
 

@@ -1,8 +1,8 @@
 // Steps the runtime computes with its own code instead of generated kernels or the reference
-// kernels: the compute-bound MatMul, Gemm (matmul_call.h) and Conv (conv_gemm.h) on f32, and the
-// host ops that real models spend time in, MaxPool (pool_call.h) and Split (split_call.h). A
-// call is prepared once per plan step: constant weights are packed into the GEMM engine's
-// layout then, never per run. The engine is tilefuse's own sgemm (sgemm.h) on the runtime's
+// kernels: the compute-bound MatMul, FusedMatMul, Gemm (matmul_call.h) and Conv (conv_gemm.h) on
+// f32, and the host ops that real models spend time in, MaxPool (pool_call.h), Split and Concat
+// (axis_parts_call.h). A call is prepared once per plan step: constant weights are packed into
+// the GEMM engine's layout then, never per run. The engine is tilefuse's own sgemm (sgemm.h) on the runtime's
 // thread team where the CPU has AVX-512, and OpenBLAS, capped to the team's size, elsewhere.
 #pragma once
 
@@ -28,7 +28,7 @@ class LibraryCall {
 };
 
 // True if `node` runs as a library call (MatMul/Gemm/Conv on f32, 2-D f32 MaxPool without
-// indices, Split); other ops and dtypes run on the host (reference) kernels.
+// indices, Split, Concat); other ops and dtypes run on the host (reference) kernels.
 bool library_call_supports(const Node& node);
 
 // Prepares `node` (library_call_supports must be true).

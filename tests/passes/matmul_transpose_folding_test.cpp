@@ -104,5 +104,16 @@ TEST(MatMulTransposeFolding, KeepsATransposeWithAnotherReader) {
   }
 }
 
+TEST(MatMulTransposeFolding, KeepsATransposeThatMovesTheInnermostDimToABatchDim) {
+  // Transpose([2, 3, 4], [2, 0, 1]) -> [4, 2, 3]: neither matrix dim is contiguous.
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {2, 3, 4});
+  Node* t = g.add_node("Transpose", "t", {x}, {"xt"}, {{"perm", Ints{2, 0, 1}}});
+  Node* mm = g.add_node("MatMul", "mm", {t->outputs[0], g.add_input("w", DType::f32, {3, 5})}, {"y"});
+  g.set_outputs({mm->outputs[0]});
+  g.infer_shapes();
+  EXPECT_EQ(fold_matmul_transposes(g), 0);
+}
+
 }  // namespace
 }  // namespace tilefuse::passes

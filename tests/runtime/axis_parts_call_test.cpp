@@ -1,6 +1,7 @@
-// Split into the executor's buffers against the reference kernel: every axis (negative too),
-// uneven parts, num_outputs, a non-float dtype, an output nothing reads, on 1 and 2 workers.
-#include "runtime/split_call.h"
+// Split and Concat into the executor's buffers against the reference kernels: every axis
+// (negative too), uneven and empty parts, num_outputs, a non-float dtype, a Split output nothing
+// reads, on 1 and 2 workers.
+#include "runtime/axis_parts_call.h"
 
 #include <gtest/gtest.h>
 
@@ -33,13 +34,13 @@ TEST_P(SplitCall, MatchesReference) {
   for (int i = 0; i < c.outputs; ++i) names.push_back("y" + std::to_string(i));
   Node* split = g.add_node("Split", "split", inputs, names, c.attrs);
   g.infer_shapes();
-  ASSERT_TRUE(split_call_supports(*split));
+  ASSERT_TRUE(axis_parts_call_supports(*split));
   Tensor x(c.dtype, c.x);
   for (int64_t i = 0; i < x.numel(); ++i) x.set_f64(i, static_cast<double>(i));
   std::vector<Tensor> ins = {x};
   if (!c.sizes.empty()) ins.push_back(*inputs[1]->constant);
   std::vector<Tensor> expected = reference::evaluate_node(*split, ins);
-  std::unique_ptr<LibraryCall> call = prepare_split_call(*split);
+  std::unique_ptr<LibraryCall> call = prepare_axis_parts_call(*split);
   for (int workers : {1, 2}) {
     ThreadTeam team(workers);
     std::vector<Tensor> outs;
@@ -63,6 +64,35 @@ INSTANTIATE_TEST_SUITE_P(
                       SplitCase{"NumOutputs", {2, 7}, {{"axis", int64_t{1}}, {"num_outputs", int64_t{3}}}, {}, 3},
                       SplitCase{"UnreadOutput", {4, 8}, {{"axis", int64_t{1}}}, {3, 5}, 2, DType::f32, 0}),
     [](const auto& info) { return info.param.name; });
+
+TEST(ConcatCall, MatchesReferenceOnEveryAxis) {
+  for (int64_t axis : {0, 1, 2, -1}) {
+    Graph g;
+    const std::vector<std::vector<int64_t>> shapes = axis == 0   ? std::vector<std::vector<int64_t>>{{1, 3, 4}, {2, 3, 4}}
+                                                     : axis == 1 ? std::vector<std::vector<int64_t>>{{2, 1, 4}, {2, 0, 4}, {2, 3, 4}}
+                                                                 : std::vector<std::vector<int64_t>>{{2, 3, 5}, {2, 3, 4}};
+    std::vector<Value*> inputs;
+    std::vector<Tensor> ins;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      ins.emplace_back(DType::f32, shapes[i]);
+      for (int64_t e = 0; e < ins.back().numel(); ++e) ins.back().set_f64(e, static_cast<double>(100 * i + e));
+      // The first part a constant: constants are inputs like any other.
+      inputs.push_back(i == 0 ? g.add_constant("c", ins.back())
+                              : g.add_input("x" + std::to_string(i), DType::f32, shape_of(shapes[i])));
+    }
+    Node* concat = g.add_node("Concat", "concat", inputs, {"y"}, {{"axis", axis}});
+    g.infer_shapes();
+    ASSERT_TRUE(axis_parts_call_supports(*concat));
+    const Tensor expected = reference::evaluate_node(*concat, ins).at(0);
+    std::unique_ptr<LibraryCall> call = prepare_axis_parts_call(*concat);
+    for (int workers : {1, 2}) {
+      ThreadTeam team(workers);
+      std::vector<Tensor> outs = {Tensor(DType::f32, expected.shape())};
+      call->run(team, ins, outs);
+      EXPECT_TRUE(outs[0].same_bytes(expected)) << "axis " << axis << " on " << workers << " workers";
+    }
+  }
+}
 
 }  // namespace
 }  // namespace tilefuse::runtime
