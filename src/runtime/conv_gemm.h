@@ -1,9 +1,10 @@
-// Conv (1-D and 2-D, f32) as matrix multiplies: the input is unfolded (im2col) into a
-// [C/group * kernel, output positions] matrix per image and group, which the GEMM engine
-// multiplies by the [M/group, C/group * kernel] weight (packed once when constant), with the
-// bias added in the engine's epilogue; all images and groups are one engine call. A 1x1
-// convolution with stride 1 and no padding multiplies the input directly. A depthwise
-// convolution runs as direct loops, its channels spread over the team.
+// Conv (1-D and 2-D, f32) as matrix multiplies: per image and group, the [M/group, C/group *
+// kernel] weight (packed once when constant) times the unfolded input, a [C/group * kernel,
+// output positions] matrix that is built panel by panel inside the engine's packing routine
+// (implicit GEMM) and never written whole; the bias is added in the engine's epilogue, and all
+// images and groups are one engine call. A 1x1 convolution with stride 1 and no padding
+// multiplies the input directly. A depthwise convolution runs as direct loops over a padded
+// plane, its channels spread over the team. Without AVX-512: explicit im2col and OpenBLAS.
 #pragma once
 
 #include <memory>
