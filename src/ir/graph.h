@@ -4,6 +4,7 @@
 // interpreter and the passes agree without translation tables.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -81,6 +82,7 @@ class Graph {
 
   const std::vector<Value*>& inputs() const { return inputs_; }
   const std::vector<Value*>& outputs() const { return outputs_; }
+  bool is_output(const Value* v) const { return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end(); }
   // Nodes in topological order (maintained by add_node and the mutators below).
   std::vector<Node*> nodes() const;
   std::vector<Value*> values() const;

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "ir/op_registry.h"
+#include "passes/node_rewrite.h"
 
 namespace tilefuse::passes {
 
@@ -87,35 +88,20 @@ bool fold(Graph& graph, Node& bn) {
   }
   Value* w = graph.add_constant(graph.unique_value_name(p->input(1)->name + "_bn_folded"), scaled_weight(*p, affine->scale));
   Value* b = graph.add_constant(graph.unique_value_name(bn.name + "_bias"), folded_bias(*p, *affine));
-  Value* out = nullptr;
   if (p->op == "MatMul") {
     Node* mm = graph.add_node("MatMul", p->name + "_bn", {p->input(0), w}, {graph.unique_value_name(p->outputs[0]->name)});
     infer_node(*mm, graph);
-    Node* add = graph.add_node("Add", bn.name, {mm->outputs[0], b}, {graph.unique_value_name(bn.name)});
-    infer_node(*add, graph);
-    out = add->outputs[0];
+    replace_value(graph, bn.outputs[0], "Add", bn.name, {mm->outputs[0], b});
   } else {
-    Node* folded = graph.add_node(p->op, p->name + "_bn", {p->input(0), w, b}, {graph.unique_value_name(bn.name)}, p->attrs);
-    infer_node(*folded, graph);
-    out = folded->outputs[0];
+    replace_value(graph, bn.outputs[0], p->op, p->name + "_bn", {p->input(0), w, b}, p->attrs);
   }
-  graph.replace_all_uses(bn.outputs[0], out);
-  std::swap(bn.outputs[0]->name, out->name);  // graph outputs keep their names
   return true;
 }
 
 }  // namespace
 
 int fold_batch_norms(Graph& graph) {
-  int folded = 0;
-  for (Node* n : graph.nodes()) {
-    if (n->op == "BatchNormalization" && fold(graph, *n)) ++folded;
-  }
-  if (folded > 0) {
-    graph.topo_sort();
-    graph.remove_dead_nodes();
-  }
-  return folded;
+  return rewrite_nodes(graph, [&](Node& n) { return n.op == "BatchNormalization" && fold(graph, n); });
 }
 
 }  // namespace tilefuse::passes

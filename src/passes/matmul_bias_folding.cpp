@@ -1,16 +1,12 @@
 #include "passes/matmul_bias_folding.h"
 
-#include <algorithm>
+#include <optional>
 
-#include "ir/op_registry.h"
+#include "passes/node_rewrite.h"
 
 namespace tilefuse::passes {
 
 namespace {
-
-bool is_graph_output(const Graph& graph, const Value* v) {
-  return std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end();
-}
 
 // The MatMul feeding operand `i` of `add`, if it can take the other operand as its bias.
 Node* foldable_matmul(const Graph& graph, const Node& add, size_t i) {
@@ -18,7 +14,7 @@ Node* foldable_matmul(const Graph& graph, const Node& add, size_t i) {
   if (mm == nullptr || (mm->op != "MatMul" && mm->op != "FusedMatMul") || mm->has_input(2)) return nullptr;
   const Value* out = mm->outputs[0];
   if (out->dtype != DType::f32 || out->rank() < 2 || mm->input(1)->rank() < 2) return nullptr;
-  if (out->users.size() != 1 || is_graph_output(graph, out)) return nullptr;
+  if (out->users.size() != 1 || graph.is_output(out)) return nullptr;
   if (add.outputs[0]->shape != out->shape) return nullptr;  // the Add must not broadcast the product
   return mm;
 }
@@ -38,11 +34,7 @@ bool fold(Graph& graph, Node& add) {
     std::optional<Tensor> bias = bias_vector(add.input(1 - i), mm->outputs[0]->shape.back());
     if (!bias) continue;
     Value* b = graph.add_constant(graph.unique_value_name(add.input(1 - i)->name + "_vector"), *bias);
-    Node* fused = graph.add_node("FusedMatMul", mm->name, {mm->input(0), mm->input(1), b},
-                                 {graph.unique_value_name(add.outputs[0]->name)}, mm->attrs);
-    infer_node(*fused, graph);
-    graph.replace_all_uses(add.outputs[0], fused->outputs[0]);
-    std::swap(add.outputs[0]->name, fused->outputs[0]->name);  // graph outputs keep their names
+    replace_value(graph, add.outputs[0], "FusedMatMul", mm->name, {mm->input(0), mm->input(1), b}, mm->attrs);
     return true;
   }
   return false;
@@ -51,15 +43,7 @@ bool fold(Graph& graph, Node& add) {
 }  // namespace
 
 int fold_matmul_biases(Graph& graph) {
-  int folded = 0;
-  for (Node* n : graph.nodes()) {
-    if (n->op == "Add" && fold(graph, *n)) ++folded;
-  }
-  if (folded > 0) {
-    graph.topo_sort();
-    graph.remove_dead_nodes();
-  }
-  return folded;
+  return rewrite_nodes(graph, [&](Node& n) { return n.op == "Add" && fold(graph, n); });
 }
 
 }  // namespace tilefuse::passes

@@ -1,17 +1,12 @@
 #include "passes/matmul_transpose_folding.h"
 
-#include <algorithm>
 #include <numeric>
 
-#include "ir/op_registry.h"
+#include "passes/node_rewrite.h"
 
 namespace tilefuse::passes {
 
 namespace {
-
-bool is_graph_output(const Graph& graph, const Value* v) {
-  return std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end();
-}
 
 std::vector<int64_t> transpose_perm(const Node& t) {
   std::vector<int64_t> reverse(static_cast<size_t>(t.input(0)->rank()));
@@ -24,7 +19,7 @@ Node* foldable_transpose(const Graph& graph, const Node& mm, size_t i) {
   Node* t = mm.input(i)->producer;
   if (t == nullptr || t->op != "Transpose") return nullptr;
   const Value* out = t->outputs[0];
-  if (out->dtype != DType::f32 || out->users.size() != 1 || is_graph_output(graph, out)) return nullptr;
+  if (out->dtype != DType::f32 || out->users.size() != 1 || graph.is_output(out)) return nullptr;
   // The operand's rows or columns must be the source's contiguous dim, so that one of its two
   // strides is 1: the packing routines' fast paths, and BLAS's transposes on the fallback.
   const std::vector<int64_t> perm = transpose_perm(*t);
@@ -47,25 +42,14 @@ bool fold(Graph& graph, Node& mm) {
     folded = true;
   }
   if (!folded) return false;
-  Node* fused = graph.add_node("FusedMatMul", mm.name, inputs, {graph.unique_value_name(mm.outputs[0]->name)}, attrs);
-  infer_node(*fused, graph);
-  graph.replace_all_uses(mm.outputs[0], fused->outputs[0]);
-  std::swap(mm.outputs[0]->name, fused->outputs[0]->name);  // graph outputs keep their names
+  replace_value(graph, mm.outputs[0], "FusedMatMul", mm.name, inputs, attrs);
   return true;
 }
 
 }  // namespace
 
 int fold_matmul_transposes(Graph& graph) {
-  int folded = 0;
-  for (Node* n : graph.nodes()) {
-    if ((n->op == "MatMul" || n->op == "FusedMatMul") && fold(graph, *n)) ++folded;
-  }
-  if (folded > 0) {
-    graph.topo_sort();
-    graph.remove_dead_nodes();
-  }
-  return folded;
+  return rewrite_nodes(graph, [&](Node& n) { return (n.op == "MatMul" || n.op == "FusedMatMul") && fold(graph, n); });
 }
 
 }  // namespace tilefuse::passes

@@ -161,17 +161,9 @@ void depthwise_rows(const ConvShape& s, const float* x, const float* w, const fl
     for (int64_t oy = 0; oy < s.out_h; ++oy) {
       float* o = out + plane * s.positions() + oy * s.out_w;
       std::fill(o, o + s.out_w, bias != nullptr ? bias[c] : 0.0f);
-      for (int64_t i = 0; i < s.kh; ++i) {
-        const int64_t y = oy * s.stride_h - s.pad_top + i * s.dil_h;
-        if (y < 0 || y >= s.height) continue;
-        for (int64_t j = 0; j < s.kw; ++j) {
-          const int64_t shift = j * s.dil_w - s.pad_left;  // input column = ox * stride + shift
-          const auto [lo, hi] = valid_columns(shift, s.stride_w, s.width, s.out_w);
-          if (hi <= lo) continue;
-          strided_axpy(w[(c * s.kh + i) * s.kw + j], src + y * s.width + lo * s.stride_w + shift, s.stride_w, o + lo,
-                       hi - lo);
-        }
-      }
+      for_each_tap_run(s, oy, [&](int64_t tap, int64_t offset, int64_t lo, int64_t hi) {
+        strided_axpy(w[c * s.kh * s.kw + tap], src + offset, s.stride_w, o + lo, hi - lo);
+      });
     }
   }
 }
@@ -242,11 +234,7 @@ class ConvCall : public LibraryCall {
     sgemm(team, problems_, blocking_);
   }
 
-  size_t packed_bytes() const override {
-    size_t bytes = 0;
-    for (const PackedOperand& p : packed_) bytes += p.bytes();
-    return bytes;
-  }
+  size_t packed_bytes() const override { return total_bytes(packed_); }
 
  private:
   void run_openblas(ThreadTeam& team, const ConvShape& s, const Tensor& x, const Tensor& w, const float* bias,

@@ -118,7 +118,10 @@ struct Executor::Impl {
   // packed now rather than on every run.
   void prepare_library_calls() {
     library_calls.resize(plan.steps.size());
-    const tiling::HardwareModel caches = options.hardware ? *options.hardware : tiling::detect_hardware();
+    // compile_kernels has the (calibrated) model when the plan has kernels; caches are all we need.
+    const tiling::HardwareModel caches = options.hardware ? *options.hardware
+                                         : has_kernels()  ? hardware
+                                                          : tiling::detect_hardware();
     const GemmBlocking blocking = default_blocking(caches.l1d_bytes, caches.l2_bytes);
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];

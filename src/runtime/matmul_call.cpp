@@ -99,11 +99,7 @@ class MatMulCall : public LibraryCall {
     sgemm(team, problems_, blocking_);
   }
 
-  size_t packed_bytes() const override {
-    size_t bytes = 0;
-    for (const PackedOperand& p : packed_) bytes += p.bytes();
-    return bytes;
-  }
+  size_t packed_bytes() const override { return total_bytes(packed_); }
 
  private:
   // cblas_sgemm takes a transposed operand only as a whole-matrix transpose with unit stride. A

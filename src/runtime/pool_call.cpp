@@ -33,15 +33,9 @@ void max_pool(const PoolShape& s, const float* x, float* out, int64_t first_plan
     for (int64_t oy = 0; oy < s.out_h; ++oy) {
       float* o = out + (plane * s.out_h + oy) * s.out_w;
       std::fill(o, o + s.out_w, -std::numeric_limits<float>::infinity());
-      for (int64_t i = 0; i < s.kh; ++i) {
-        const int64_t y = oy * s.stride_h - s.pad_top + i * s.dil_h;
-        if (y < 0 || y >= s.height) continue;
-        for (int64_t j = 0; j < s.kw; ++j) {
-          const int64_t shift = j * s.dil_w - s.pad_left;  // input column = ox * stride + shift
-          const auto [lo, hi] = valid_columns(shift, s.stride_w, s.width, s.out_w);
-          if (hi > lo) strided_max(src + y * s.width + lo * s.stride_w + shift, s.stride_w, o + lo, hi - lo);
-        }
-      }
+      for_each_tap_run(s, oy, [&](int64_t, int64_t offset, int64_t lo, int64_t hi) {
+        strided_max(src + offset, s.stride_w, o + lo, hi - lo);
+      });
     }
   }
 }

@@ -15,6 +15,23 @@ struct ColumnRange {
 };
 ColumnRange valid_columns(int64_t shift, int64_t stride, int64_t width, int64_t out_w);
 
+// Every kernel tap that reads inside the input for output row `oy` of a 2-D window (a struct
+// with height, width, kh, kw, out_w, stride_h/w, dil_h/w, pad_top and pad_left):
+// fn(tap, offset, lo, hi) with tap = i * kw + j, its valid output columns [lo, hi) (not empty)
+// and the plane offset of the input that output column lo reads (column stride: stride_w).
+template <typename Window, typename Fn>
+void for_each_tap_run(const Window& s, int64_t oy, Fn&& fn) {
+  for (int64_t i = 0; i < s.kh; ++i) {
+    const int64_t y = oy * s.stride_h - s.pad_top + i * s.dil_h;
+    if (y < 0 || y >= s.height) continue;
+    for (int64_t j = 0; j < s.kw; ++j) {
+      const int64_t shift = j * s.dil_w - s.pad_left;  // input column = ox * stride + shift
+      const auto [lo, hi] = valid_columns(shift, s.stride_w, s.width, s.out_w);
+      if (hi > lo) fn(i * s.kw + j, y * s.width + lo * s.stride_w + shift, lo, hi);
+    }
+  }
+}
+
 // y[i] += a * x[i * stride]
 void strided_axpy(float a, const float* x, int64_t stride, float* y, int64_t n);
 

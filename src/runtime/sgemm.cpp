@@ -141,22 +141,28 @@ GemmBlocking default_blocking(int64_t l1d_bytes, int64_t l2_bytes) {
   return b;
 }
 
-PackedOperand PackedOperand::pack_a(const MatrixView& a, int64_t rows, int64_t depth) {
+PackedOperand PackedOperand::packed(int64_t width, int64_t panels, int64_t depth,
+                                    const std::function<void(float*)>& fill) {
   PackedOperand p;
-  p.depth_ = depth, p.width_ = kMR;
-  p.bytes_ = static_cast<size_t>(round_up(rows, kMR) * depth) * sizeof(float);
+  p.depth_ = depth, p.width_ = width;
+  p.bytes_ = static_cast<size_t>(panels * width * depth) * sizeof(float);
   p.storage_ = Arena(std::max(p.bytes_, sizeof(float)));
-  runtime::pack_a(a, 0, rows, 0, depth, reinterpret_cast<float*>(p.storage_.data()));
+  fill(reinterpret_cast<float*>(p.storage_.data()));
   return p;
 }
 
+PackedOperand PackedOperand::pack_a(const MatrixView& a, int64_t rows, int64_t depth) {
+  return packed(kMR, ceil_div(rows, kMR), depth, [&](float* dst) { runtime::pack_a(a, 0, rows, 0, depth, dst); });
+}
+
 PackedOperand PackedOperand::pack_b(const MatrixView& b, int64_t depth, int64_t cols) {
-  PackedOperand p;
-  p.depth_ = depth, p.width_ = kNR;
-  p.bytes_ = static_cast<size_t>(round_up(cols, kNR) * depth) * sizeof(float);
-  p.storage_ = Arena(std::max(p.bytes_, sizeof(float)));
-  runtime::pack_b(b, 0, depth, 0, cols, reinterpret_cast<float*>(p.storage_.data()));
-  return p;
+  return packed(kNR, ceil_div(cols, kNR), depth, [&](float* dst) { runtime::pack_b(b, 0, depth, 0, cols, dst); });
+}
+
+size_t total_bytes(const std::vector<PackedOperand>& packed) {
+  size_t bytes = 0;
+  for (const PackedOperand& p : packed) bytes += p.bytes();
+  return bytes;
 }
 
 void sgemm(ThreadTeam& team, std::span<const GemmProblem> problems, const GemmBlocking& blocking) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <vector>
 
 #include "runtime/memory_planner.h"
 #include "runtime/sgemm_microkernel.h"
@@ -45,6 +46,8 @@ class PackedOperand {
 
  private:
   const float* data() const { return reinterpret_cast<const float*>(storage_.data()); }
+  // Storage for `panels` panels of `width` over `depth`, packed by fill(destination).
+  static PackedOperand packed(int64_t width, int64_t panels, int64_t depth, const std::function<void(float*)>& fill);
   Arena storage_;
   int64_t depth_ = 0;
   int64_t width_ = 0;
@@ -55,6 +58,9 @@ class PackedOperand {
 // pack_b's layout: for an operand computed while it is packed, such as a convolution's unfolded
 // input (implicit GEMM: the unfolded matrix never exists in memory).
 using PackB = std::function<void(int64_t k0, int64_t kc, int64_t col0, int64_t cols, float* dst)>;
+
+// The bytes of all of them.
+size_t total_bytes(const std::vector<PackedOperand>& packed);
 
 // An operand: its strided view, or its packed form when it was packed ahead of the run, or (B
 // only) a function that packs it.

@@ -100,7 +100,9 @@ TEST(MatMulTransposeFolding, KeepsATransposeWithAnotherReader) {
   EXPECT_EQ(fold_matmul_transposes(a.g), 1);  // K's transpose still folds
   EXPECT_EQ(count_op(a.g, "Transpose"), 1);
   for (Node* n : a.g.nodes()) {
-    if (n->op == "FusedMatMul") EXPECT_FALSE(n->has_attr("perm_a"));
+    if (n->op == "FusedMatMul") {
+      EXPECT_FALSE(n->has_attr("perm_a"));
+    }
   }
 }
 

@@ -1,0 +1,30 @@
+#include "passes/node_rewrite.h"
+
+#include <utility>
+
+#include "ir/op_registry.h"
+
+namespace tilefuse::passes {
+
+int rewrite_nodes(Graph& graph, const std::function<bool(Node&)>& rewrite) {
+  int rewritten = 0;
+  for (Node* n : graph.nodes()) rewritten += rewrite(*n) ? 1 : 0;
+  if (rewritten > 0) {
+    graph.topo_sort();
+    graph.remove_dead_nodes();
+  }
+  return rewritten;
+}
+
+Value* replace_value(Graph& graph, Value* old, std::string op, std::string name, std::vector<Value*> inputs,
+                     AttributeMap attrs) {
+  Node* node = graph.add_node(std::move(op), std::move(name), std::move(inputs), {graph.unique_value_name(old->name)},
+                              std::move(attrs));
+  infer_node(*node, graph);
+  Value* out = node->outputs[0];
+  graph.replace_all_uses(old, out);
+  std::swap(old->name, out->name);
+  return out;
+}
+
+}  // namespace tilefuse::passes
