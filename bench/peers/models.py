@@ -70,6 +70,26 @@ class ScaleMaskSoftmax(nn.Module):
         return torch.softmax((scores * self.scale).masked_fill(~keep, float("-inf")), dim=-1)
 
 
+class ColumnStats(nn.Module):
+    """A sum and a mean over the outer axis (column reductions: memory is read in rows, results
+    are kept per column), added so that the case has one output. The summed values are shifted
+    away from zero: a sum of zero-mean values cancels, and its relative error says nothing."""
+
+    def forward(self, x):
+        return (x + 1.5).sum(dim=0) + x.mean(dim=0)
+
+
+class ChannelNorm(nn.Module):
+    """Batch normalisation as training computes it: per-channel mean and variance of an NCHW
+    activation (reducing the batch and spatial axes around the kept channel axis), then the
+    normalised activation."""
+
+    def forward(self, x):
+        mean = x.mean(dim=(0, 2, 3), keepdim=True)
+        var = ((x - mean) * (x - mean)).mean(dim=(0, 2, 3), keepdim=True)
+        return (x - mean) * torch.rsqrt(var + LAYERNORM_EPS)
+
+
 class MlpBlock(nn.Module):
     """Transformer MLP: MatMul+bias, GELU, MatMul+bias, residual add, LayerNorm."""
 
@@ -166,6 +186,15 @@ def scale_mask_softmax(size, batch, heads, seq):
                 {"scores": f32(batch, heads, seq, seq), "keep": ((batch, 1, 1, seq), torch.bool)}, memory_bound=True)
 
 
+def column_stats(size, rows, columns):
+    return Case("column_stats", size, ColumnStats, {"x": f32(rows, columns)}, memory_bound=True, opsets=(13,))
+
+
+def channel_norm(size, batch, channels, side):
+    return Case("channel_norm", size, ChannelNorm, {"x": f32(batch, channels, side, side)}, memory_bound=True,
+                opsets=(13,))
+
+
 def mlp_block(size, batch, seq, hidden):
     return Case("mlp_block", size, lambda: MlpBlock(hidden, 4 * hidden), {"x": f32(batch, seq, hidden)},
                 memory_bound=False)
@@ -188,6 +217,7 @@ def small_cases():
         dataclasses.replace(bias_gelu("small", 256, 1024), iters_factor=5),
         dataclasses.replace(layernorm("small", 256, 1024), iters_factor=5),
         dataclasses.replace(scale_mask_softmax("small", 1, 4, 128), iters_factor=5),
+        dataclasses.replace(column_stats("small", 256, 1024), iters_factor=5),
         dataclasses.replace(mlp_block("small", 1, 128, 256), iters_factor=5),
         dataclasses.replace(encoder_layer("small", 2, 128, 256, 4), iters_factor=5),
         latency_chain(),
@@ -201,6 +231,8 @@ def large_cases():
         bias_gelu("large", 4096, 4096),
         layernorm("large", 16384, 1024),
         scale_mask_softmax("large", 4, 16, 512),
+        column_stats("large", 4096, 4096),
+        channel_norm("large", 32, 64, 90),
         mlp_block("large", 4, 256, 768),
         encoder_layer("large", 4, 256, 512, 8),
     ]

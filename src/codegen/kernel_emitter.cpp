@@ -21,6 +21,9 @@ using fusion::build_loop_nest;
 
 // Jit kernels give each worker about this many blocks, so uneven progress evens out.
 constexpr int64_t kJitBlocksPerWorker = 4;
+// A column reduction's accumulators are arrays of the column tile; a tiling without one (the
+// tiling space always gives one) gets this many columns.
+constexpr int64_t kFallbackColumnReductionTile = 256;
 
 bool is_mask(const Value* v) { return v->dtype == DType::boolean; }
 bool is_reduction(const Node& n) { return n.def().has(kReduction); }
@@ -32,13 +35,15 @@ std::vector<const Value*> operands_of(const Node& n) {
   return {n.inputs.begin(), n.inputs.end()};
 }
 
-// Accumulator type and finishing step of each reduction op.
-std::string accumulator_type(const Node& n) {
-  if (n.op == "ReduceSum" || n.op == "ReduceMean") return "tf::SumAcc";
-  if (n.op == "ReduceMax") return "tf::MaxAcc";
-  if (n.op == "ReduceMin") return "tf::MinAcc";
-  if (n.op == "ReduceProd") return "tf::ProdAcc";
-  fail_internal("code generation: no accumulator for {}", n.describe());
+// Accumulator type of each reduction op: one for a row, or (`columns`) one per column of a tile.
+std::string accumulator_type(const Node& n, bool columns) {
+  std::string kind;
+  if (n.op == "ReduceSum" || n.op == "ReduceMean") kind = "Sum";
+  if (n.op == "ReduceMax") kind = "Max";
+  if (n.op == "ReduceMin") kind = "Min";
+  if (n.op == "ReduceProd") kind = "Prod";
+  if (kind.empty()) fail_internal("code generation: no accumulator for {}", n.describe());
+  return columns ? "tf::Column" + kind + "Acc<kColumnTile>" : "tf::" + kind + "Acc";
 }
 
 // Text with indentation, so the generated code reads like hand-written code.
@@ -66,7 +71,11 @@ class CodeWriter {
 class KernelEmitter {
  public:
   KernelEmitter(const fusion::FusedKernel& kernel, const KernelTiling& tiling, KernelVariant variant)
-      : k_(kernel), tiling_(tiling), jit_(variant == KernelVariant::Jit), nest_(build_loop_nest(kernel.space)) {
+      : k_(kernel),
+        tiling_(tiling),
+        jit_(variant == KernelVariant::Jit),
+        nest_(build_loop_nest(kernel.space)),
+        columns_(nest_.columns) {
     collect_buffers();
     collect_symbols();
     schedule_passes();
@@ -135,7 +144,9 @@ class KernelEmitter {
       }
       for (size_t i = 1; i < n->outputs.size(); ++i) pass_of_[n->outputs[i]] = p;
     }
-    // Full values consumed in a later pass than they are made in go through the scratch row.
+    // Full values consumed in a later pass than they are made in go through the scratch row. A
+    // column reduction's unit spans many rows, too many to keep: it computes them again instead.
+    if (columns_) return;
     for (const Node* n : k_.nodes) {
       int use_pass = is_reduction(*n) ? reduction_pass_.at(n) : pass_of_.count(n->outputs[0]) ? pass_of_.at(n->outputs[0]) : -1;
       for (const Value* in : operands_of(*n)) {
@@ -175,8 +186,14 @@ class KernelEmitter {
       domain += ", reduced axes";
       for (int64_t a : k_.space.reduced_axes) domain += fmt::format(" {}", a);
     }
-    w_.line(domain + fmt::format("; loop: {} outer x {} inner, {} pass(es)", nest_.outer_count().to_string(),
-                                 nest_.inner_count().to_string(), num_passes_));
+    if (columns_) {
+      w_.line(domain + fmt::format("; column reduction: {} outer x {} reduced x {} columns, {} pass(es)",
+                                   nest_.outer_count().to_string(), nest_.reduced_count().to_string(),
+                                   column_axis().extent.to_string(), num_passes_));
+    } else {
+      w_.line(domain + fmt::format("; loop: {} outer x {} inner, {} pass(es)", nest_.outer_count().to_string(),
+                                   nest_.inner_count().to_string(), num_passes_));
+    }
     for (const Value* v : buffers_) {
       w_.line(fmt::format("// buffers[{}] {} {}", buffer_index_.at(v), is_output(v) ? "out" : "in ", v->type_string()));
     }
@@ -204,13 +221,17 @@ class KernelEmitter {
     w_.line(fmt::format("constexpr int64_t kColumnTile = {};  // 0: whole rows", column_tile()));
     w_.line(fmt::format("constexpr bool kStreamStores = {};  // non-temporal stores of full-size outputs",
                         tiling_.stream_stores ? "true" : "false"));
-    w_.line(fmt::format("constexpr int64_t kPrefetchAhead = {};  // elements; 0: no software prefetch",
-                        tiling_.prefetch_ahead));
+    w_.line(fmt::format("constexpr int64_t kPrefetchAhead = {};  // {}; 0: no software prefetch", tiling_.prefetch_ahead,
+                        columns_ ? "reduced rows" : "elements"));
     w_.close("}  // namespace");
     w_.line();
   }
 
-  int64_t column_tile() const { return nest_.reduces ? 0 : tiling_.column_tile; }
+  int64_t column_tile() const {
+    if (!nest_.tiles_columns()) return 0;
+    if (columns_ && tiling_.column_tile <= 0) return kFallbackColumnReductionTile;
+    return tiling_.column_tile;
+  }
 
   void bind_symbols() {
     if (symbols_.empty()) {
@@ -341,11 +362,68 @@ class KernelEmitter {
   // Row-level work that becomes possible before pass p: reduction results, row-level loads,
   // row-level pointwise ops and their stores.
   void emit_row_level(int p) {
+    std::vector<const Node*> work;
     for (const Node* n : k_.nodes) {
-      if (is_reduction(*n) && reduction_pass_.at(n) + 1 == p) emit_reduction_result(*n);
       const Value* out = n->outputs[0];
-      if (!is_reduction(*n) && level_of(out) == Level::Reduced && ready_after_.at(out) == p) emit_row_node(*n);
+      if (is_reduction(*n) ? reduction_pass_.at(n) + 1 == p : level_of(out) == Level::Reduced && ready_after_.at(out) == p) {
+        work.push_back(n);
+      }
     }
+    if (work.empty()) return;
+    if (columns_) return emit_column_level(work, p);
+    for (const Node* n : work) is_reduction(*n) ? emit_reduction_result(*n) : emit_row_node(*n);
+  }
+
+  // A column reduction's row-level values are one per column of the tile: computed in a loop
+  // over the tile's columns, and kept in arrays (`<name>_col`) where later passes need them.
+  void emit_column_level(const std::vector<const Node*>& work, int p) {
+    for (const Node* n : work) {
+      if (used_after_level(n->outputs[0], p)) w_.line(fmt::format("alignas(64) float {}_col[kColumnTile];", var(n->outputs[0])));
+    }
+    w_.open("tf::for_lanes(c_end - c_begin, [&](auto lane_tag, int64_t lane) {");
+    w_.line("using V = decltype(lane_tag);");
+    w_.line("const int64_t i = c_begin + lane;");
+    loaded_.clear();
+    for (const Node* n : work) {
+      const Value* out = n->outputs[0];
+      if (is_reduction(*n)) {
+        std::string result = fmt::format("acc{}.template result<V>(lane)", var(out));
+        if (n->op == "ReduceMean") result += fmt::format(" / V(float({}))", cpp_int_expr(nest_.reduced_count()));
+        w_.line(fmt::format("const auto {} = {};  // {}", var(out), result, n->op));
+      } else {
+        std::vector<std::string> operands;
+        for (const Value* in : operands_of(*n)) operands.push_back(in == nullptr ? "" : column_operand(in));
+        w_.line(fmt::format("const auto {} = {};  // {}", var(out), pointwise_expr(*n, operands, "V"), n->op));
+      }
+      loaded_.insert(out);
+      if (used_after_level(out, p)) {
+        std::string value = is_mask(out) ? fmt::format("tf::select({}, V(1.0f), V(0.0f))", var(out)) : var(out);
+        w_.line(fmt::format("tf::store({}_col + lane, {});", var(out), value));
+      }
+      if (is_output(out)) emit_store(out);
+    }
+    w_.close("});");
+  }
+
+  // Whether a row-level value made at level p is read by a pass or by a later row level.
+  bool used_after_level(const Value* v, int p) const {
+    return std::any_of(v->users.begin(), v->users.end(), [&](const Node* user) {
+      if (std::find(k_.nodes.begin(), k_.nodes.end(), user) == k_.nodes.end()) return false;
+      const Value* out = user->outputs[0];
+      return is_reduction(*user) || level_of(out) == Level::Full || ready_after_.at(out) != p;
+    });
+  }
+
+  // A row-level operand inside a column loop (or a pass body of a column reduction): made in
+  // this loop, kept in its column array, or loaded.
+  std::string column_operand(const Value* in) {
+    if (loaded_.count(in)) return var(in);
+    if (!internal(in)) return load_operand(in);
+    loaded_.insert(in);
+    std::string load = fmt::format("tf::load<V>({}_col + lane)", var(in));
+    if (is_mask(in)) load = "(" + load + " != V(0.0f))";
+    w_.line(fmt::format("const auto {} = {};", var(in), load));
+    return var(in);
   }
 
   std::string row_operand(const Value* in) {
@@ -367,7 +445,7 @@ class KernelEmitter {
   void emit_reduction_result(const Node& n) {
     const Value* out = n.outputs[0];
     std::string result = fmt::format("acc{}.result()", var(out));
-    if (n.op == "ReduceMean") result = fmt::format("{} / float({})", result, cpp_int_expr(nest_.inner_count()));
+    if (n.op == "ReduceMean") result = fmt::format("{} / float({})", result, cpp_int_expr(nest_.reduced_count()));
     w_.line(fmt::format("const float {} = {};  // {}", var(out), result, n.op));
     if (is_output(out)) w_.line(fmt::format("tf::store({}, {});", row(out), var(out)));
   }
@@ -379,7 +457,7 @@ class KernelEmitter {
     w_.line(fmt::format("// pass {}", p));
     for (const Node* n : k_.nodes) {
       if (!in_pass(*n, p)) continue;
-      if (is_reduction(*n)) w_.line(fmt::format("{} acc{};", accumulator_type(*n), var(n->outputs[0])));
+      if (is_reduction(*n)) w_.line(fmt::format("{} acc{};", accumulator_type(*n, columns_), var(n->outputs[0])));
       // Row-level inputs the pass broadcasts are loaded once per unit, before the loop.
       for (const Value* in : operands_of(*n)) {
         if (in != nullptr && !internal(in) && constant_over_row(in)) row_operand(in);
@@ -397,15 +475,36 @@ class KernelEmitter {
                         rows_can_hold_a_pack() ? "for_lanes_packed" : "for_lanes"));
     w_.line("using V = decltype(lane_tag);");
     w_.line("const int64_t i = c_begin + lane;");
-    if (p == prefetch_pass_ && tiling_.prefetch_ahead > 0 && !streamed_.empty()) {
-      if (num_passes_ > 1) w_.line("// the next rows' inputs, fetched in the pass with the most arithmetic");
-      for (const Value* in : streamed_) w_.line(fmt::format("tf::prefetch<V>({} + i + kPrefetchAhead);", base_pointer(in)));
-    }
+    if (p == prefetch_pass_ && tiling_.prefetch_ahead > 0 && !streamed_.empty()) emit_prefetch();
     loaded_.clear();
     emit_pass_body(p);
     w_.close("});");
+    if (columns_) {
+      // A reduced row of the tile is in: sums fold their f32 partials now and then.
+      for (const Node* n : k_.nodes) {
+        if (is_reduction(*n) && in_pass(*n, p)) w_.line(fmt::format("acc{}.end_row(c_end - c_begin);", var(n->outputs[0])));
+      }
+    }
     for (size_t a = 0; a < depth; ++a) w_.close();
+    for (const Node* n : k_.nodes) {
+      if (columns_ && is_reduction(*n) && in_pass(*n, p)) w_.line(fmt::format("acc{}.finish(c_end - c_begin);", var(n->outputs[0])));
+    }
     w_.close();
+  }
+
+  void emit_prefetch() {
+    if (columns_) {
+      // The hardware prefetchers follow a row within its 4 KiB page; a column tile's next row is
+      // in another page, so it is asked for explicitly.
+      w_.line("// the same columns kPrefetchAhead reduced rows ahead");
+      for (const Value* in : streamed_) {
+        w_.line(fmt::format("tf::prefetch<V>({} + i + kPrefetchAhead * {});", base_pointer(in),
+                            cpp_int_expr(nest_.inner[nest_.inner.size() - 2].strides.at(in))));
+      }
+      return;
+    }
+    if (num_passes_ > 1) w_.line("// the next rows' inputs, fetched in the pass with the most arithmetic");
+    for (const Value* in : streamed_) w_.line(fmt::format("tf::prefetch<V>({} + i + kPrefetchAhead);", base_pointer(in)));
   }
 
   // Pointer to `v` at the current outer row and inner loop indices j0.. (not yet i).
@@ -436,13 +535,34 @@ class KernelEmitter {
   // Loads an external full-level input (once per pass body).
   std::string full_operand(const Value* in, int p) {
     if (internal(in)) {
-      if (level_of(in) == Level::Reduced) return (is_mask(in) ? "tf::mask_bcast<V>(" : "V(") + var(in) + ")";
+      if (level_of(in) == Level::Reduced) {
+        return columns_ ? column_operand(in) : (is_mask(in) ? "tf::mask_bcast<V>(" : "V(") + var(in) + ")";
+      }
       if (pass_of_.at(in) == p) return var(in);
-      return reload_from_scratch(in);
+      return columns_ ? recompute(in, p) : reload_from_scratch(in);
     }
-    if (level_of(in) == Level::Reduced || (constant_over_row(in) && row_loaded_.count(in))) {
+    if ((level_of(in) == Level::Reduced && !columns_) || (constant_over_row(in) && row_loaded_.count(in))) {
       return (is_mask(in) ? "tf::mask_bcast<V>(" : "V(") + row_operand_in_body(in) + ")";
     }
+    return load_operand(in);
+  }
+
+  // A full-size value of an earlier pass, in a column reduction: computed again from its
+  // operands (it would need a scratch of the whole unit, reduced rows x column tile, to keep).
+  std::string recompute(const Value* v, int p) {
+    if (loaded_.count(v)) return var(v);
+    const Node& n = *v->producer;
+    std::vector<std::string> operands;
+    for (const Value* in : operands_of(n)) operands.push_back(in == nullptr ? "" : full_operand(in, p));
+    std::string expr = n.op == "Transpose" ? operands[0] : pointwise_expr(n, operands, "V");
+    w_.line(fmt::format("const auto {} = {};  // {}, computed again", var(v), expr, n.op));
+    loaded_.insert(v);
+    return var(v);
+  }
+
+  // Loads an external input at the current element (once per loop body): contiguous, broadcast
+  // or strided along the vectorised axis.
+  std::string load_operand(const Value* in) {
     if (!loaded_.insert(in).second) return var(in);
     const Dim& last = nest_.inner.back().strides.at(in);
     std::string base = base_pointer(in);
@@ -489,6 +609,7 @@ class KernelEmitter {
   // see tf::RowDivisor.
   bool divides_by_row_value(const Node& n) const {
     if (n.op != "Div" || !is_float(n.outputs[0]->dtype) || level_of(n.outputs[0]) != Level::Full) return false;
+    if (columns_) return false;  // row-level values differ per column; recomputed values divide plainly
     const Value* divisor = n.input(1);
     return internal(divisor) ? level_of(divisor) == Level::Reduced : constant_over_row(divisor);
   }
@@ -505,7 +626,9 @@ class KernelEmitter {
   void collect_streamed_inputs() {
     for (const Node* n : k_.nodes) {
       for (const Value* in : operands_of(*n)) {
-        if (in == nullptr || internal(in) || constant_over_row(in) || !changes_with_unit(in)) continue;
+        if (in == nullptr || internal(in) || constant_over_row(in)) continue;
+        // A column reduction's units also differ by column tile: contiguous inputs stream.
+        if (!changes_with_unit(in) && !columns_) continue;
         if (!(nest_.inner.back().strides.at(in) == Dim(1))) continue;
         if (std::find(streamed_.begin(), streamed_.end(), in) == streamed_.end()) streamed_.push_back(in);
       }
@@ -551,7 +674,7 @@ class KernelEmitter {
       std::vector<std::string> operands;
       for (const Value* in : operands_of(*n)) operands.push_back(in == nullptr ? "" : full_operand(in, p));
       if (is_reduction(*n)) {
-        w_.line(fmt::format("acc{}.add({});", var(n->outputs[0]), operands[0]));
+        w_.line(fmt::format("acc{}.add({}{});", var(n->outputs[0]), columns_ ? "lane, " : "", operands[0]));
         continue;
       }
       const Value* out = n->outputs[0];
@@ -570,7 +693,9 @@ class KernelEmitter {
   void emit_store(const Value* out) {
     const Dim& last = nest_.inner.back().strides.at(out);
     std::string base = base_pointer(out);
-    if (last == Dim(1)) {
+    if (last == Dim(1) && level_of(out) == Level::Reduced) {
+      w_.line(fmt::format("tf::store({} + i, {});", base, var(out)));  // small: never streamed
+    } else if (last == Dim(1)) {
       w_.line(fmt::format("tf::store_output<kStreamStores>({} + i, {});", base, var(out)));
     } else {
       w_.line(fmt::format("tf::store_strided({} + i * {}, {}, {});", base, cpp_int_expr(last), cpp_int_expr(last), var(out)));
@@ -581,6 +706,7 @@ class KernelEmitter {
   KernelTiling tiling_;
   bool jit_;
   LoopNest nest_;
+  bool columns_;  // a column reduction (fusion/loop_nest.h)
   CodeWriter w_;
   std::vector<const Value*> buffers_;
   std::map<const Value*, int> buffer_index_;

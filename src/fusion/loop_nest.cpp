@@ -16,6 +16,14 @@ Dim LoopNest::inner_count() const {
   return n;
 }
 
+Dim LoopNest::reduced_count() const {
+  Dim n = 1;
+  for (size_t a = 0; a < inner.size(); ++a) {
+    if (!(columns && a + 1 == inner.size())) n = n * inner[a].extent;
+  }
+  return n;
+}
+
 namespace {
 
 // `a` then `b` (b inner) can become one axis if every tensor steps over b's whole extent exactly
@@ -49,18 +57,22 @@ std::vector<LoopAxis> merged(std::vector<LoopAxis> axes) {
 
 LoopNest build_loop_nest(const IterationSpace& space) {
   std::vector<LoopAxis> outer, inner;
+  bool innermost_reduced = false;  // of the axes longer than 1
   for (size_t a = 0; a < space.domain.size(); ++a) {
     LoopAxis axis{space.domain[a], {}};
     for (const auto& [value, access] : space.access) axis.strides[value] = access.strides[a];
     bool reduced = std::binary_search(space.reduced_axes.begin(), space.reduced_axes.end(), static_cast<int64_t>(a));
+    if (!(axis.extent == Dim(1))) innermost_reduced = reduced;
     (reduced ? inner : outer).push_back(std::move(axis));
   }
   LoopNest nest;
   nest.reduces = !space.reduced_axes.empty();
   nest.outer = merged(std::move(outer));
   nest.inner = merged(std::move(inner));
-  if (!nest.reduces && !nest.outer.empty()) {
-    // Elementwise: the innermost axis is walked (and vectorised) in column tiles.
+  nest.columns = nest.reduces && !innermost_reduced && !nest.outer.empty() && !nest.inner.empty();
+  if (nest.tiles_columns() && !nest.outer.empty()) {
+    // Elementwise and column reductions: the innermost kept axis is walked (and vectorised) in
+    // column tiles.
     nest.inner.push_back(nest.outer.back());
     nest.outer.pop_back();
   }

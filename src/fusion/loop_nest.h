@@ -1,8 +1,13 @@
 // The loop structure of a generated kernel, derived from its iteration space: the domain's axes
 // with adjacent axes merged wherever every tensor is contiguous across them (so an elementwise
 // kernel over [64, 128, 256] becomes one flat loop), then split into outer axes, which blocks and
-// threads divide among themselves, and inner axes, which one worker walks in full: the reduced
-// axes of a reduction kernel, or the last axis of an elementwise kernel (tiled in columns).
+// threads divide among themselves, and inner axes, which one worker walks: the reduced axes of a
+// row reduction, or the last axis of an elementwise kernel (tiled in columns).
+//
+// A reduction whose innermost axis is kept (a sum over axis 0 of [R, C], a mean over N, H, W of
+// NCHW) is a column reduction: its inner axes are the reduced axes, walked as plain loops, and
+// then the kept innermost axis, tiled in columns and vectorised, so every load is contiguous and
+// each column keeps its own accumulator lanes.
 #pragma once
 
 #include <map>
@@ -20,10 +25,13 @@ struct LoopAxis {
 struct LoopNest {
   std::vector<LoopAxis> outer;  // outermost first
   std::vector<LoopAxis> inner;  // outermost first; the last one is vectorised
-  bool reduces = false;         // inner axes are reduced (else: the elementwise column axis)
+  bool reduces = false;         // the kernel reduces: inner axes (all, or all but the last) are reduced
+  bool columns = false;         // column reduction: the last inner axis is kept, the others reduced
 
   Dim outer_count() const;  // product of outer extents (1 if none)
   Dim inner_count() const;  // product of inner extents
+  Dim reduced_count() const;  // elements each output element reduces over (inner, less the column axis)
+  bool tiles_columns() const { return !reduces || columns; }  // the last inner axis is cut in column tiles
 };
 
 LoopNest build_loop_nest(const IterationSpace& space);

@@ -34,8 +34,7 @@ struct Split {
 // The thread team hands each of `workers` a contiguous range of blocks (ThreadTeam::run).
 Split split_work(const KernelProfile& p, const KernelTiling& t) {
   Split s;
-  const int64_t tiles = t.column_tile > 0 && !p.reduces ? (p.inner + t.column_tile - 1) / t.column_tile : 1;
-  s.units = std::max<int64_t>(1, p.outer * tiles);
+  s.units = std::max<int64_t>(1, p.outer * p.column_tiles(t.column_tile));
   s.blocks = (s.units + t.units_per_block - 1) / t.units_per_block;
   s.workers = std::max<int64_t>(1, std::min<int64_t>(t.block_dim, s.blocks));
   const int64_t busiest_blocks = (s.blocks + s.workers - 1) / s.workers;
@@ -56,7 +55,9 @@ CostEstimate estimate_cost(const KernelProfile& p, const KernelTiling& t, const 
   const bool in_cache = p.streamed_read_bytes + p.write_bytes <= cache_budget;
   const double bytes_per_us =
       in_cache ? hw.ghz * kCacheBytesPerCycle * 1e3 : hw.gbps_per_worker(static_cast<int>(s.workers)) * 1e3;
-  const int64_t row_bytes = p.inner * 4;
+  // What one unit walks per pass: a row, or a column reduction's reduced rows x column tile.
+  const int64_t row_bytes =
+      p.column_reduction ? p.inner / p.columns * std::min(p.columns, std::max<int64_t>(1, t.column_tile)) * 4 : p.inner * 4;
 
   // Loads: streamed inputs once; a row kernel's later passes re-read the row from memory when
   // the row (all its carried values) does not stay in L2.
@@ -84,7 +85,9 @@ CostEstimate estimate_cost(const KernelProfile& p, const KernelTiling& t, const 
   double pipe_us = std::max(memory_us, e.compute_us) + exposed * std::min(memory_us, e.compute_us);
   double prefetch_us = 0;
   if (p.has_streamed_contiguous_input && t.prefetch_ahead == 0) {
-    const double pages = double(p.streamed_read_bytes) * share / kPageBytes;
+    // A column tile's rows each start in a page of their own.
+    const int64_t stretch = p.column_reduction ? std::min(kPageBytes, std::max<int64_t>(64, t.column_tile * 4)) : kPageBytes;
+    const double pages = double(p.streamed_read_bytes) * share / double(stretch);
     prefetch_us = p.reduces ? pages * kPageRestartUs / 4 : 0;
   } else if (t.prefetch_ahead > 0) {
     prefetch_us = pipe_us * 0.01;  // the prefetch instructions themselves

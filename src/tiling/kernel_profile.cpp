@@ -60,10 +60,14 @@ KernelProfile profile_kernel(const fusion::FusedKernel& kernel, const SymbolBind
   p.outer = std::max<int64_t>(1, nest.outer_count().evaluate(bindings));
   p.inner = std::max<int64_t>(1, nest.inner_count().evaluate(bindings));
   p.reduces = nest.reduces;
+  p.column_reduction = nest.columns;
+  if (nest.tiles_columns()) p.columns = std::max<int64_t>(1, nest.inner.back().extent.evaluate(bindings));
   p.passes = nest.reduces ? count_passes(kernel) : 1;
   for (const Value* in : kernel.inputs) {
     int64_t bytes = value_bytes(in, bindings);
-    if (varies_with_outer(nest, in)) {
+    // A column reduction's units also differ by column tile.
+    const bool by_column = nest.columns && !(nest.inner.back().strides.at(in) == Dim(0));
+    if (varies_with_outer(nest, in) || by_column) {
       p.streamed_read_bytes += bytes;
       if (nest.inner.back().strides.at(in) == Dim(1)) p.has_streamed_contiguous_input = true;
     } else {
@@ -84,7 +88,8 @@ KernelProfile profile_kernel(const fusion::FusedKernel& kernel, const SymbolBind
     if (full && p.passes > 1) ++carried;
   }
   p.cycles_per_element = cycles / 16.0;
-  p.scratch_row_bytes = p.passes > 1 ? int64_t{carried} * ((p.inner + 15) / 16 * 16) * 4 : 0;
+  // Column reductions compute carried values again rather than keep them (codegen).
+  p.scratch_row_bytes = p.passes > 1 && !p.column_reduction ? int64_t{carried} * ((p.inner + 15) / 16 * 16) * 4 : 0;
   return p;
 }
 
@@ -107,7 +112,7 @@ bool is_static(const fusion::FusedKernel& kernel) { return symbol_hints(kernel, 
 std::string KernelProfile::describe() const {
   return fmt::format("{} rows x {} elements ({}), {} pass(es); streamed read {} B, resident read {} B, write {} B; "
                      "{:.2f} cycles/element",
-                     outer, inner, reduces ? "row kernel" : "elementwise", passes, streamed_read_bytes,
+                     outer, inner, column_reduction ? "column reduction" : reduces ? "row kernel" : "elementwise", passes, streamed_read_bytes,
                      resident_read_bytes, write_bytes, cycles_per_element);
 }
 

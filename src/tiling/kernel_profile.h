@@ -14,7 +14,9 @@ namespace tilefuse::tiling {
 struct KernelProfile {
   int64_t outer = 1;             // rows: the axes blocks divide among workers
   int64_t inner = 1;             // elements per row (the reduced axes, or the column axis)
-  bool reduces = false;          // row kernel (reduced inner axes) vs elementwise
+  bool reduces = false;          // reduction kernel vs elementwise
+  bool column_reduction = false;  // reduces, keeping the innermost axis (fusion/loop_nest.h)
+  int64_t columns = 0;           // extent of the axis cut in column tiles; 0 for a row reduction
   int passes = 1;                // walks over a row (a reduction chain needs several)
   int64_t streamed_read_bytes = 0;  // inputs that differ per row: read from memory once
   int64_t resident_read_bytes = 0;  // broadcast inputs (gamma, a bias row): read from cache
@@ -25,6 +27,9 @@ struct KernelProfile {
   bool has_streamed_contiguous_input = false;  // something software prefetch can help
 
   int64_t elements() const { return outer * inner; }
+  int64_t column_tiles(int64_t column_tile) const {
+    return column_tile > 0 && columns > 0 ? (columns + column_tile - 1) / column_tile : 1;
+  }
   std::string describe() const;
 };
 

@@ -11,9 +11,10 @@ namespace tilefuse::tiling {
 
 struct KernelTiling {
   int64_t units_per_block = 1;  // work units (rows, or row x column tiles) per block
-  int64_t column_tile = 0;      // elementwise kernels: elements per column tile; 0 = whole row
+  int64_t column_tile = 0;      // elementwise kernels and column reductions: elements per column tile; 0 = whole row
   bool stream_stores = false;   // full-size f32 outputs bypass the caches (non-temporal stores)
-  int64_t prefetch_ahead = 0;   // contiguous streamed inputs are prefetched this many elements ahead; 0 = off
+  int64_t prefetch_ahead = 0;   // contiguous streamed inputs are prefetched this many elements (column
+                                // reductions: reduced rows) ahead; 0 = off
   int64_t block_dim = 1;        // workers the kernel runs on at once (<= the device limit)
 
   // Canonical text, e.g. "upb=4;ct=8192;nt=1;pf=0;bd=2".

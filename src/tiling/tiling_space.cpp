@@ -15,7 +15,18 @@ std::vector<int64_t> block_dims(int device_limit) {
 // Elements per column tile: from a few KiB (L1) to a few hundred KiB (L2) of each tensor, or
 // the whole row when rows are short enough to be one unit. All are multiples of 16 floats, so a
 // tile is whole AVX-512 (and AVX2) vectors and only a row's end has a scalar tail.
+//
+// A column reduction keeps an accumulator per column of its tile in L1: tiles of 64 to 512
+// floats, or all columns (rounded up to whole vectors) when there are fewer.
 std::vector<int64_t> column_tiles(const KernelProfile& p) {
+  if (p.column_reduction) {
+    std::vector<int64_t> tiles;
+    for (int64_t ct : {64, 128, 256, 512}) {
+      if (ct < p.columns) tiles.push_back(ct);
+    }
+    if (p.columns <= 512) tiles.push_back((p.columns + 15) / 16 * 16);
+    return tiles;
+  }
   if (p.reduces) return {0};
   std::vector<int64_t> tiles;
   for (int64_t ct : {2048, 4096, 8192, 16384, 32768}) {
@@ -25,15 +36,16 @@ std::vector<int64_t> column_tiles(const KernelProfile& p) {
   return tiles;
 }
 
+// In elements ahead; for column reductions, in reduced rows ahead.
 std::vector<int64_t> prefetch_distances(const KernelProfile& p) {
   if (!p.has_streamed_contiguous_input) return {0};
+  if (p.column_reduction) return {0, 4};
   if (p.reduces) return p.inner >= 256 ? std::vector<int64_t>{0, p.inner} : std::vector<int64_t>{0};
   return {0, 4096};
 }
 
 int64_t units_of(const KernelProfile& p, int64_t column_tile) {
-  const int64_t tiles = column_tile > 0 ? (p.inner + column_tile - 1) / column_tile : 1;
-  return std::max<int64_t>(1, p.outer * tiles);
+  return std::max<int64_t>(1, p.outer * p.column_tiles(column_tile));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The code generator's placement decisions, read from the generated text: which loops run over
-// packs, and which pass carries the software prefetch of the next rows.
+// packs, which pass carries the software prefetch of the next rows, and how a column reduction
+// walks its rows.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -69,6 +70,51 @@ TEST(KernelEmitter, RowsThatHoldAPackLoopOverPacks) {
   const std::string short_rows = emit(softmax_kernel(20), 0);
   EXPECT_EQ(short_rows.find("tf::for_lanes_packed("), std::string::npos);
   EXPECT_NE(short_rows.find("tf::for_lanes("), std::string::npos);
+}
+
+// Sum over axis 0 of [rows, cols], or (normalise) the mean, variance and normalised tensor.
+fusion::FusedKernel column_kernel(int64_t rows, int64_t cols, bool normalise) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", DType::f32, {Dim(rows), Dim(cols)});
+  auto mean = [&](Value* v, const std::string& name) {
+    return g->add_node("ReduceMean", name, {v}, {name + "_out"}, {{"axes", std::vector<int64_t>{0}}})->outputs[0];
+  };
+  if (!normalise) {
+    g->add_output(g->add_node("ReduceSum", "sum", {x}, {"s"}, {{"axes", std::vector<int64_t>{0}}})->outputs[0]);
+    return only_kernel(std::move(g));
+  }
+  Value* m = mean(x, "mean");
+  Value* d = g->add_node("Sub", "sub", {x, m}, {"d"})->outputs[0];
+  Value* var = mean(g->add_node("Mul", "sq", {d, d}, {"d2"})->outputs[0], "var");
+  g->add_output(g->add_node("Div", "div", {d, var}, {"y"})->outputs[0]);
+  return only_kernel(std::move(g));
+}
+
+TEST(KernelEmitter, ColumnReductionsReadRowsContiguously) {
+  KernelTiling tiling;
+  tiling.column_tile = 128;
+  tiling.prefetch_ahead = 4;
+  const std::string source = emit_kernel(column_kernel(512, 256, false), tiling, KernelVariant::Static).code;
+  EXPECT_NE(source.find("column reduction: 1 outer x 512 reduced x 256 columns"), std::string::npos) << source;
+  EXPECT_NE(source.find("tf::ColumnSumAcc<kColumnTile> acc"), std::string::npos) << source;
+  EXPECT_NE(source.find("tf::load<V>(b0_row + (j0 * int64_t{256}) + i)"), std::string::npos) << source;
+  EXPECT_EQ(source.find("load_strided"), std::string::npos) << source;
+  // The same columns of a row further down, not the next elements of this row.
+  EXPECT_NE(source.find("tf::prefetch<V>(b0_row + (j0 * int64_t{256}) + i + kPrefetchAhead * int64_t{256})"),
+            std::string::npos)
+      << source;
+}
+
+TEST(KernelEmitter, ColumnReductionsComputeCarriedValuesAgain) {
+  KernelTiling tiling;
+  tiling.column_tile = 64;
+  const std::string source = emit_kernel(column_kernel(300, 100, true), tiling, KernelVariant::Static).code;
+  // x - mean feeds the variance (pass 1) and the output (pass 2): no scratch, computed again.
+  EXPECT_NE(source.find("3 pass(es)"), std::string::npos) << source;
+  EXPECT_NE(pass_text(source, 2).find("// Sub, computed again"), std::string::npos) << source;
+  EXPECT_NE(source.find("tf_scratch_bytes(const int64_t* symbols) {\n  (void)symbols;\n  return 0;"), std::string::npos)
+      << source;
+  EXPECT_NE(source.find("alignas(64) float v0_col[kColumnTile];"), std::string::npos) << source;
 }
 
 }  // namespace

@@ -33,6 +33,17 @@ fusion::FusedKernel elementwise_kernel(Dim rows, int64_t cols) {
   return {};
 }
 
+// Sum over axis 0 of x[rows, cols]: a column reduction.
+fusion::FusedKernel column_sum_kernel(int64_t rows, int64_t cols) {
+  static std::vector<std::unique_ptr<fusion::ExecutionPlan>> keep;
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {Dim(rows), Dim(cols)});
+  g.add_output(g.add_node("ReduceSum", "sum", {x}, {"s"}, {{"axes", std::vector<int64_t>{0}}})->outputs[0]);
+  g.infer_shapes();
+  keep.push_back(std::make_unique<fusion::ExecutionPlan>(fusion::plan_for_execution(g, true)));
+  return keep.back()->plan.steps.front().kernel;
+}
+
 HardwareModel machine() {
   HardwareModel hw;
   hw.cores = 4;
@@ -79,6 +90,26 @@ TEST(Solver, LargeOutputsStreamPastTheCaches) {
   EXPECT_TRUE(best[0].tiling.stream_stores) << best[0].explanation;
   const auto small = top_candidates(elementwise_kernel(Dim(64), 1024), machine(), 4, 1);
   EXPECT_FALSE(small[0].tiling.stream_stores) << small[0].explanation;
+}
+
+TEST(Solver, ColumnReductionsTileTheKeptColumns) {
+  const KernelProfile p = profile_kernel(column_sum_kernel(4096, 1000));
+  EXPECT_TRUE(p.column_reduction);
+  EXPECT_EQ(p.columns, 1000);
+  EXPECT_EQ(p.inner, 4096 * 1000);
+  EXPECT_EQ(p.streamed_read_bytes, 4096 * 1000 * 4);  // every unit reads rows of its own
+  EXPECT_EQ(p.scratch_row_bytes, 0);
+  const auto all = top_candidates(column_sum_kernel(4096, 1000), machine(), 4, 0);
+  std::set<int64_t> tiles;
+  for (const auto& c : all) tiles.insert(c.tiling.column_tile);
+  // Accumulator arrays need a tile: never 0 ("whole row"), at most 512 columns.
+  EXPECT_EQ(tiles, (std::set<int64_t>{64, 128, 256, 512})) << all.front().explanation;
+  // Few columns: one tile holds them all, rounded up to whole vectors.
+  std::set<int64_t> narrow;
+  for (const auto& c : top_candidates(column_sum_kernel(4096, 37), machine(), 4, 0)) narrow.insert(c.tiling.column_tile);
+  EXPECT_EQ(narrow, (std::set<int64_t>{48}));
+  // 1000 columns in tiles of 128 are 8 units: enough for every worker.
+  EXPECT_EQ(all.front().tiling.block_dim, 4) << all.front().explanation;
 }
 
 TEST(CompilePath, StaticShapesGoStaticSymbolicOnesJit) {

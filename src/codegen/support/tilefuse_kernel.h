@@ -382,6 +382,61 @@ template <bool kMax> struct ExtremumAcc {
 using MaxAcc = ExtremumAcc<true>;
 using MinAcc = ExtremumAcc<false>;
 
+// ---- column reductions: one accumulator per column of a unit's column tile ----
+// A column reduction (a sum over axis 0 of [R, C]) reads each reduced row's tile contiguously and
+// adds it to the tile's accumulators, which stay in L1: an L1 load and store per vector, cheap
+// next to the row's load from memory. add(lane, v) takes the values of columns lane.. (a pack,
+// a vector or one float); once every row is in, finish(n) leaves the n results in `part`, where
+// result<V>(lane) reads them.
+template <typename V> inline constexpr int64_t kLanesOf = kIsPack<V> ? kPackVectors * kLanes : std::is_same_v<V, float> ? 1 : kLanes;
+
+// Sums add f32 partials for 64 rows at a time, then fold them into doubles, as SumAcc does for
+// a row: long columns keep ~double accuracy.
+template <int64_t kTile> struct ColumnSumAcc {
+  alignas(64) float part[kTile] = {};
+  alignas(64) double total[kTile] = {};
+  int64_t pending = 0;
+  template <typename V> TF_INLINE void add(int64_t lane, const V& v) { tf::store(part + lane, tf::load<V>(part + lane) + v); }
+  void end_row(int64_t n) { if (++pending == 64) fold(n); }
+  void fold(int64_t n) {
+    for (int64_t c = 0; c < n; ++c) total[c] += double(part[c]), part[c] = 0.0f;
+    pending = 0;
+  }
+  void finish(int64_t n) {
+    fold(n);
+    for (int64_t c = 0; c < n; ++c) part[c] = float(total[c]);
+  }
+  template <typename V> V result(int64_t lane) const { return tf::load<V>(part + lane); }
+};
+// Products multiply in doubles, as ProdAcc does.
+template <int64_t kTile> struct ColumnProdAcc {
+  alignas(64) float part[kTile];
+  alignas(64) double total[kTile];
+  ColumnProdAcc() { for (double& t : total) t = 1.0; }
+  template <typename V> TF_INLINE void add(int64_t lane, const V& v) {
+    alignas(64) float t[kLanesOf<V>];
+    tf::store(t, v);
+    for (int64_t k = 0; k < kLanesOf<V>; ++k) total[lane + k] *= double(t[k]);
+  }
+  void end_row(int64_t) {}
+  void finish(int64_t n) { for (int64_t c = 0; c < n; ++c) part[c] = float(total[c]); }
+  template <typename V> V result(int64_t lane) const { return tf::load<V>(part + lane); }
+};
+template <bool kMax, int64_t kTile> struct ColumnExtremumAcc {
+  alignas(64) float part[kTile];
+  ColumnExtremumAcc() { for (float& p : part) p = ExtremumAcc<kMax>::kStart; }
+  template <typename V> TF_INLINE void add(int64_t lane, const V& v) {
+    // tf::max/min propagate NaN, as the reference does.
+    if constexpr (kMax) tf::store(part + lane, tf::max(tf::load<V>(part + lane), v));
+    else tf::store(part + lane, tf::min(tf::load<V>(part + lane), v));
+  }
+  void end_row(int64_t) {}
+  void finish(int64_t) {}
+  template <typename V> V result(int64_t lane) const { return tf::load<V>(part + lane); }
+};
+template <int64_t kTile> using ColumnMaxAcc = ColumnExtremumAcc<true, kTile>;
+template <int64_t kTile> using ColumnMinAcc = ColumnExtremumAcc<false, kTile>;
+
 // Runs body(V-tag, i) over [0, n): SIMD steps first, then the scalar tail.
 template <typename Body> inline void for_lanes(int64_t n, Body&& body) {
   int64_t i = 0;
