@@ -75,6 +75,7 @@ class Planner {
       for (int round = 0; round < options_.max_rounds; ++round) {
         if (!merge_round()) break;
       }
+      if (options_.fuse_siblings) merge_siblings();
     }
     return build_plan();
   }
@@ -128,6 +129,35 @@ class Planner {
       merged = true;
     }
     return merged;
+  }
+
+  // Kernels reading the same tensor in full (its shape is the merged kernel's domain) merge
+  // when legal: the tensor is then read once. A tensor read only as a broadcast operand (a
+  // bias, a mask row) stays in cache anyway; merging its readers would gain nothing.
+  void merge_siblings() {
+    for (Node* n : nodes_) {
+      for (Value* v : data_inputs(*n)) {
+        std::vector<int> readers;
+        for (Node* u : v->users) {
+          auto it = group_of_.find(u);
+          if (it != group_of_.end() && std::find(readers.begin(), readers.end(), it->second) == readers.end()) {
+            readers.push_back(it->second);
+          }
+        }
+        for (size_t i = 1; i < readers.size(); ++i) try_sibling_merge(v, readers[0], readers[i]);
+      }
+    }
+  }
+
+  void try_sibling_merge(const Value* shared, int a, int b) {
+    if (a == b || groups_[a].dead || groups_[b].dead) return;
+    std::string why;
+    if (!legal(a, b, why)) {
+      spdlog::debug("fusion: not merging the readers of '{}' (siblings): {}", shared->name, why);
+      return;
+    }
+    if (derive_iteration_space(union_nodes(a, b)).space->domain != shared->shape) return;
+    merge(std::min(a, b), std::max(a, b), "siblings");
   }
 
   std::vector<Node*> union_nodes(int a, int b) const {

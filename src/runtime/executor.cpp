@@ -435,7 +435,8 @@ struct Executor::Impl {
   }
 
   void describe_steps(StepProfile& profile, const Prepared& p) const {
-    for (const auto& step : plan.steps) {
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const auto& step = plan.steps[i];
       ProfiledStep s;
       for (const Value* v : step_inputs(step)) s.bytes += static_cast<int64_t>(value_bytes(v, p.shapes.at(v)));
       for (const Value* v : step_outputs(step)) s.bytes += static_cast<int64_t>(value_bytes(v, p.shapes.at(v)));
@@ -445,7 +446,7 @@ struct Executor::Impl {
       } else {
         s.name = step.node->name.empty() ? step.node->op : step.node->name;
         s.ops = step.node->op;
-        const bool library = step.kind == fusion::StepKind::LibraryCall && library_call_supports(*step.node);
+        const bool library = library_calls[i] != nullptr;  // runtime code, not the reference kernels
         s.kind = step.kind == fusion::StepKind::View ? "view" : library ? "library" : "host";
       }
       s.flops = step.kind == fusion::StepKind::View ? 0 : step_flops(step, p);

@@ -5,6 +5,7 @@
 #include "runtime/conv_gemm.h"
 #include "runtime/matmul_call.h"
 #include "runtime/pool_call.h"
+#include "runtime/strided_copy_call.h"
 
 namespace tilefuse::runtime {
 
@@ -13,6 +14,7 @@ bool library_call_supports(const Node& node) {
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return matmul_call_supports(node);
   if (node.op == "MaxPool") return pool_call_supports(node);
   if (node.op == "Split" || node.op == "Concat") return axis_parts_call_supports(node);
+  if (node.op == "Slice" || node.op == "Expand" || node.op == "Gather") return strided_copy_call_supports(node);
   return false;
 }
 
@@ -21,6 +23,7 @@ std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBl
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return prepare_matmul_call(node, blocking);
   if (node.op == "MaxPool") return prepare_pool_call(node);
   if (node.op == "Split" || node.op == "Concat") return prepare_axis_parts_call(node);
+  if (node.op == "Slice" || node.op == "Expand" || node.op == "Gather") return prepare_strided_copy_call(node);
   fail_internal("prepare_library_call: {} is not a library op", node.describe());
 }
 

@@ -28,7 +28,8 @@ class LibraryCall {
 };
 
 // True if `node` runs as a library call (MatMul/Gemm/Conv on f32, 2-D f32 MaxPool without
-// indices, Split, Concat); other ops and dtypes run on the host (reference) kernels.
+// indices, Split, Concat, Slice, Expand, Gather); other ops and dtypes run on the host
+// (reference) kernels.
 bool library_call_supports(const Node& node);
 
 // Prepares `node` (library_call_supports must be true).

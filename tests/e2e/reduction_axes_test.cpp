@@ -2,7 +2,8 @@
 // row reductions (innermost axis reduced), column reductions (innermost axis kept: sums down
 // columns of [R, C], NHWC channel statistics), mixed sets, chains that need several passes (a
 // variance and the normalised tensor), every reduction op, NaN and infinities, f16 storage,
-// column counts that leave vector and tile tails, and symbolic dims that take the jit path.
+// column counts that leave vector and tile tails, symbolic dims that take the jit path, and
+// sibling reductions and elementwise ops that read the same tensor in one kernel.
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -142,6 +143,15 @@ std::vector<Case> cases() {
                    for (int64_t i = 0; i < k.numel(); ++i) k.set_f64(i, (i * 7) % 3 != 0 ? 1.0 : 0.0);
                    return std::vector<std::map<std::string, Tensor>>{{{"x", filled({64, 33}, 12)}, {"keep", k}}};
                  }});
+  // Siblings: readers of the same x in one kernel (fusion/planner.h).
+  out.push_back(on_input("siblings_column_sum_mean_max", filled({500, 70}, 18, 0.5), [](Graph& g, Value* x) {
+    Value* shifted = node(g, "Add", {x, g.add_constant("shift", Tensor::scalar_f32(1.5f))});
+    return std::vector<Value*>{reduce(g, "ReduceSum", shifted, {0}, false), reduce(g, "ReduceMean", x, {0}, false),
+                               reduce(g, "ReduceMax", x, {0})};
+  }));
+  out.push_back(on_input("siblings_row_sum_and_exp", filled({30, 300}, 19), [](Graph& g, Value* x) {
+    return std::vector<Value*>{reduce(g, "ReduceSum", x, {1}), node(g, "Exp", {x}), node(g, "Relu", {x})};
+  }));
   // f16 storage, f32 arithmetic.
   out.push_back(on_input("f16_column_sum", filled(DType::f16, {200, 48}, 13, 0.5),
                          [](Graph& g, Value* x) { return std::vector<Value*>{reduce(g, "ReduceSum", x, {0})}; }));

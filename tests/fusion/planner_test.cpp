@@ -92,6 +92,44 @@ TEST(Planner, DoesNotFuseAcrossAPathThroughAnotherStep) {
   EXPECT_EQ(kernel_count(plan), 2);
 }
 
+TEST(Planner, SiblingsReadingOneTensorBecomeOneKernel) {
+  // A row sum and an elementwise Exp of the same x: one kernel with two outputs reads x once.
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {64, 128});
+  Value* axes = g.add_constant("axes", Tensor::from_vector<int64_t>(DType::i64, {1}, {1}));
+  g.add_output(g.add_node("ReduceSum", "sum", {x, axes}, {"s"})->outputs[0]);
+  g.add_output(g.add_node("Exp", "exp", {x}, {"e"})->outputs[0]);
+  g.infer_shapes();
+  FusionPlan plan = plan_fusion(g, passes::PatternRegistry::with_builtins());
+  ASSERT_EQ(kernel_count(plan), 1);
+  EXPECT_EQ(plan.steps[0].kernel.outputs.size(), 2u);
+  EXPECT_EQ(plan.steps[0].kernel.patterns, std::vector<std::string>{"siblings"});
+  EXPECT_EQ(plan.compulsory_bytes(), Dim((64 * 128 + 64 + 64 * 128) * 4));
+  PlannerOptions apart;
+  apart.fuse_siblings = false;
+  EXPECT_EQ(kernel_count(plan_fusion(g, passes::PatternRegistry::with_builtins(), apart)), 2);
+}
+
+TEST(Planner, SiblingsStayApartWhenOneDependsOnTheOtherOrTheyShareOnlyABroadcast) {
+  // e = Exp(x); m = MatMul(e, w); y = Add(x, m): Add reads x, but depends on Exp's kernel
+  // through the MatMul.
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {16, 16});
+  Value* w = g.add_constant("w", Tensor(DType::f32, {16, 16}));
+  Value* e = g.add_node("Exp", "exp", {x}, {"e"})->outputs[0];
+  Value* m = g.add_node("MatMul", "mm", {e, w}, {"m"})->outputs[0];
+  g.add_output(g.add_node("Add", "add", {x, m}, {"y"})->outputs[0]);
+  // Two kernels of independent inputs that read the same bias row: nothing to gain.
+  Value* bias = g.add_input("bias", DType::f32, {16});
+  Value* p = g.add_input("p", DType::f32, {16, 16});
+  Value* q = g.add_input("q", DType::f32, {16, 16});
+  g.add_output(g.add_node("Add", "add_p", {p, bias}, {"pb"})->outputs[0]);
+  g.add_output(g.add_node("Mul", "mul_q", {q, bias}, {"qb"})->outputs[0]);
+  g.infer_shapes();
+  FusionPlan plan = plan_fusion(g, passes::PatternRegistry::with_builtins());
+  EXPECT_EQ(kernel_count(plan), 4);
+}
+
 TEST(Planner, ReductionsOverDifferentAxesStayApart) {
   Graph g;
   Value* x = g.add_input("x", DType::f32, {8, 16});

@@ -1,0 +1,204 @@
+#include "runtime/strided_copy_call.h"
+
+#include <cstring>
+
+#include "ir/error.h"
+#include "ir/ops/slice_dims.h"
+#include "ir/shape.h"
+
+namespace tilefuse::runtime {
+
+namespace {
+
+// out[i0, .., in] = source[base + i0 * strides[0] + .. + in * strides[n]], in elements.
+struct IndexMap {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+  int64_t base = 0;
+};
+
+// Adjacent axes merge where the source steps over the inner one's whole extent in one step of
+// the outer one (a contiguous slice becomes one long run); size-1 axes drop out.
+IndexMap merged(const IndexMap& m) {
+  IndexMap out{{}, {}, m.base};
+  for (size_t d = 0; d < m.shape.size(); ++d) {
+    if (m.shape[d] == 1) continue;
+    if (!out.shape.empty() && out.strides.back() == m.strides[d] * m.shape[d]) {
+      out.shape.back() *= m.shape[d];
+      out.strides.back() = m.strides[d];
+    } else {
+      out.shape.push_back(m.shape[d]);
+      out.strides.push_back(m.strides[d]);
+    }
+  }
+  if (out.shape.empty()) out.shape = {1}, out.strides = {1};
+  return out;
+}
+
+template <typename T> void copy_elements(const T* src, int64_t stride, int64_t n, T* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i * stride];
+}
+
+// One row of the innermost axis: a memcpy when contiguous, else element by element.
+void copy_row(const uint8_t* src, int64_t stride, int64_t n, size_t elem, uint8_t* dst) {
+  if (stride == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * elem);
+    return;
+  }
+  switch (elem) {
+    case 1: return copy_elements(src, stride, n, dst);
+    case 2: return copy_elements(reinterpret_cast<const uint16_t*>(src), stride, n, reinterpret_cast<uint16_t*>(dst));
+    case 4: return copy_elements(reinterpret_cast<const uint32_t*>(src), stride, n, reinterpret_cast<uint32_t*>(dst));
+    case 8: return copy_elements(reinterpret_cast<const uint64_t*>(src), stride, n, reinterpret_cast<uint64_t*>(dst));
+    default:
+      for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * elem, src + i * stride * elem, elem);
+  }
+}
+
+// Copies `map` of `source` into `out` (row-major), rows of the innermost axis spread over the team.
+void copy_through(ThreadTeam& team, const IndexMap& map, const Tensor& source, Tensor& out) {
+  if (out.numel() == 0) return;
+  const IndexMap m = merged(map);
+  const size_t elem = dtype_size(source.dtype());
+  const auto* src = static_cast<const uint8_t*>(source.raw());
+  auto* dst = static_cast<uint8_t*>(out.raw());
+  const int64_t row = m.shape.back(), rows = out.numel() / row;
+  team.run(rows, [&](int, int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t offset = m.base, rest = r;
+      for (size_t d = m.shape.size() - 1; d-- > 0;) {
+        offset += rest % m.shape[d] * m.strides[d];
+        rest /= m.shape[d];
+      }
+      copy_row(src + offset * static_cast<int64_t>(elem), m.strides.back(), row, elem, dst + r * row * static_cast<int64_t>(elem));
+    }
+  });
+}
+
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+int64_t normalized_axis(const Node& node, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) fail_user("{}: axis {} is out of range for rank {}", node.describe(), axis, rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<int64_t> int_values(const Tensor& t) {
+  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.get_i64(i);
+  return v;
+}
+
+void check_shape(const Node& node, const std::vector<int64_t>& computed, const Tensor& out) {
+  if (computed != out.shape()) {
+    fail_user("{}: the run-time bounds give shape {}, but the plan has {}", node.describe(), dims_to_string(computed),
+              dims_to_string(out.shape()));
+  }
+}
+
+// Expand: the output's shape, x right-aligned onto it, stride 0 where x has 1.
+IndexMap expand_map(const Node& node, const Tensor& x, const std::vector<int64_t>& out_shape) {
+  IndexMap m{out_shape, std::vector<int64_t>(out_shape.size(), 0), 0};
+  const std::vector<int64_t> x_strides = row_major_strides(x.shape());
+  const size_t offset = out_shape.size() - x.shape().size();
+  for (size_t d = 0; d < x.shape().size(); ++d) {
+    if (x.shape()[d] == 1) continue;
+    if (x.shape()[d] != out_shape[offset + d]) {
+      fail_user("{}: input shape {} does not broadcast to the planned output shape {}", node.describe(),
+                dims_to_string(x.shape()), dims_to_string(out_shape));
+    }
+    m.strides[offset + d] = x_strides[d];
+  }
+  return m;
+}
+
+// Slice: ONNX's bounds (ops/slice_dims.h) from the run-time values of starts, ends, axes, steps.
+IndexMap slice_map(const Node& node, const std::vector<Tensor>& in) {
+  const Tensor& x = in[0];
+  const std::vector<int64_t> starts = int_values(in[1]), ends = int_values(in[2]);
+  std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
+  for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
+  if (in.size() > 3 && in[3].defined()) axes = int_values(in[3]);
+  if (in.size() > 4 && in[4].defined()) steps = int_values(in[4]);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
+    fail_user("{}: starts, ends, axes and steps must have equal lengths, got {}, {}, {}, {}", node.describe(),
+              starts.size(), ends.size(), axes.size(), steps.size());
+  }
+  IndexMap m{x.shape(), row_major_strides(x.shape()), 0};
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t axis = normalized_axis(node, axes[i], x.rank());
+    const int64_t n = x.shape()[axis];
+    if (steps[i] == 0) fail_user("{}: step 0 on axis {} (steps must be non-zero)", node.describe(), axis);
+    m.base += ops::clamp_slice_bound(starts[i], n, steps[i]) * m.strides[axis];
+    m.shape[axis] = ops::slice_dim(Dim(n), Dim(starts[i]), Dim(ends[i]), steps[i]).value();
+    m.strides[axis] *= steps[i];
+  }
+  return m;
+}
+
+// Gather along `axis`: out[o, j, i] = data[o, indices[j], i], one run of the inner axes each.
+void gather(ThreadTeam& team, const Node& node, const Tensor& data, const Tensor& indices, Tensor& out) {
+  const int64_t axis = normalized_axis(node, node.attr_int("axis", 0), data.rank());
+  const std::vector<int64_t>& shape = data.shape();
+  const int64_t n = shape[axis];
+  const int64_t outer = product(std::vector<int64_t>(shape.begin(), shape.begin() + axis));
+  const size_t run = static_cast<size_t>(product(std::vector<int64_t>(shape.begin() + axis + 1, shape.end()))) *
+                     dtype_size(data.dtype());
+  std::vector<int64_t> rows = int_values(indices);
+  for (int64_t& k : rows) {
+    if (k < -n || k >= n) {
+      fail_user("{}: index {} is out of range for axis {} of size {} (allowed [{}, {}])", node.describe(), k, axis, n,
+                -n, n - 1);
+    }
+    if (k < 0) k += n;
+  }
+  const auto count = static_cast<int64_t>(rows.size());
+  if (out.nbytes() != static_cast<size_t>(outer * count) * run) {
+    fail_user("{}: gathering {} indices gives {} bytes, but the planned output {} has {}", node.describe(), count,
+              static_cast<size_t>(outer * count) * run, dims_to_string(out.shape()), out.nbytes());
+  }
+  const auto* src = static_cast<const uint8_t*>(data.raw());
+  auto* dst = static_cast<uint8_t*>(out.raw());
+  team.run(outer * count, [&](int, int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t o = r / count, j = r % count;
+      std::memcpy(dst + static_cast<size_t>(r) * run, src + static_cast<size_t>(o * n + rows[j]) * run, run);
+    }
+  });
+}
+
+class StridedCopyCall : public LibraryCall {
+ public:
+  explicit StridedCopyCall(const Node& node) : node_(node) {}
+
+  void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
+    Tensor& out = outs[0];
+    if (!out.defined()) return;
+    if (node_.op == "Gather") return gather(team, node_, in[0], in[1], out);
+    const IndexMap map = node_.op == "Slice" ? slice_map(node_, in) : expand_map(node_, in[0], out.shape());
+    check_shape(node_, map.shape, out);
+    copy_through(team, map, in[0], out);
+  }
+
+ private:
+  const Node& node_;
+};
+
+}  // namespace
+
+bool strided_copy_call_supports(const Node& node) {
+  if (node.op == "Slice") return node.inputs.size() >= 3 && node.input(1) != nullptr && node.input(2) != nullptr;
+  if (node.op == "Expand") return node.input(0) != nullptr && node.outputs[0]->rank() >= node.input(0)->rank();
+  if (node.op == "Gather") {
+    const Value* indices = node.input(1);
+    return node.input(0)->rank() > 0 && (indices->dtype == DType::i64 || indices->dtype == DType::i32);
+  }
+  return false;
+}
+
+std::unique_ptr<LibraryCall> prepare_strided_copy_call(const Node& node) { return std::make_unique<StridedCopyCall>(node); }
+
+}  // namespace tilefuse::runtime
