@@ -5,7 +5,7 @@ tilefuse, so all engines compute the same function. Parameters come from a fixed
 process that rebuilds a module gets bit-identical weights.
 
 Inputs are drawn as `tilefuse bench` fills its own random inputs (floats uniform in [-1, 1), booleans
-50/50): bench cannot read input files, and erf/tanh/exp kernels take data-dependent paths, so the
+50/50, integers in [0, 4)): bench cannot read input files, and erf/tanh/exp kernels take data-dependent paths, so the
 timed data of every engine must come from the same distribution.
 """
 import dataclasses
@@ -90,6 +90,39 @@ class ChannelNorm(nn.Module):
         return (x - mean) * torch.rsqrt(var + LAYERNORM_EPS)
 
 
+class EmbedAndMask(nn.Module):
+    """A transformer's prologue: token plus position embeddings (Gather), and the padding mask
+    expanded to additive attention scores [B, 1, S, S] (Unsqueeze, Expand, Cast, Sub, Mul), here
+    added to each token's mean embedding so that the case has one output."""
+
+    def __init__(self, vocab, seq, hidden):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, hidden)
+        self.positions = nn.Embedding(seq, hidden)
+
+    def forward(self, ids, keep):
+        batch, seq = ids.shape
+        h = self.tokens(ids) + self.positions(torch.arange(seq).unsqueeze(0))
+        mask = keep[:, None, None, :].expand(batch, 1, seq, seq).to(torch.float32)
+        return h.mean(dim=-1)[:, None, :, None] + (1.0 - mask) * -10000.0
+
+
+class ViewsBetweenOps(nn.Module):
+    """Elementwise work with views between the ops, as attention code writes it: SiLU, a head
+    split (view), a scale and shift per head, a slice of each head, and the heads moved forward."""
+
+    def __init__(self, heads):
+        super().__init__()
+        self.heads = heads
+        self.register_buffer("scale", torch.empty(heads, 1).uniform_(0.5, 1.5))
+
+    def forward(self, x):
+        batch, seq, width = x.shape
+        t = (torch.sigmoid(x) * x).view(batch, seq, self.heads, width // self.heads)
+        t = t * self.scale + 1.0
+        return t[..., : width // self.heads // 2].transpose(1, 2)
+
+
 class MlpBlock(nn.Module):
     """Transformer MLP: MatMul+bias, GELU, MatMul+bias, residual add, LayerNorm."""
 
@@ -158,6 +191,8 @@ class Case:
         for name, (shape, dtype) in self.input_shapes.items():
             if dtype == torch.bool:
                 inputs[name] = torch.rand(shape, generator=generator) < 0.5
+            elif dtype == torch.int64:
+                inputs[name] = torch.randint(0, 4, shape, generator=generator)
             else:
                 inputs[name] = torch.rand(shape, generator=generator) * 2 - 1
         return inputs
@@ -195,6 +230,16 @@ def channel_norm(size, batch, channels, side):
                 opsets=(13,))
 
 
+def embed_and_mask(size, batch, seq, hidden, vocab):
+    return Case("embed_and_mask", size, lambda: EmbedAndMask(vocab, seq, hidden),
+                {"ids": ((batch, seq), torch.int64), "keep": ((batch, seq), torch.bool)}, memory_bound=True)
+
+
+def views_between_ops(size, batch, seq, width, heads):
+    return Case("views_between_ops", size, lambda: ViewsBetweenOps(heads), {"x": f32(batch, seq, width)},
+                memory_bound=True)
+
+
 def mlp_block(size, batch, seq, hidden):
     return Case("mlp_block", size, lambda: MlpBlock(hidden, 4 * hidden), {"x": f32(batch, seq, hidden)},
                 memory_bound=False)
@@ -218,6 +263,8 @@ def small_cases():
         dataclasses.replace(layernorm("small", 256, 1024), iters_factor=5),
         dataclasses.replace(scale_mask_softmax("small", 1, 4, 128), iters_factor=5),
         dataclasses.replace(column_stats("small", 256, 1024), iters_factor=5),
+        dataclasses.replace(embed_and_mask("small", 1, 128, 256, 1000), iters_factor=5),
+        dataclasses.replace(views_between_ops("small", 1, 128, 512, 8), iters_factor=5),
         dataclasses.replace(mlp_block("small", 1, 128, 256), iters_factor=5),
         dataclasses.replace(encoder_layer("small", 2, 128, 256, 4), iters_factor=5),
         latency_chain(),
@@ -233,6 +280,8 @@ def large_cases():
         scale_mask_softmax("large", 4, 16, 512),
         column_stats("large", 4096, 4096),
         channel_norm("large", 32, 64, 90),
+        embed_and_mask("large", 8, 512, 768, 32000),
+        views_between_ops("large", 16, 1024, 1024, 16),
         mlp_block("large", 4, 256, 768),
         encoder_layer("large", 4, 256, 512, 8),
     ]

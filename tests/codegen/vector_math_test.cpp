@@ -41,7 +41,7 @@ const std::vector<FunctionSpec>& functions() {
   static const std::vector<FunctionSpec> specs = {
       {tf_test::kExp, "exp", [](double x) { return std::exp(x); }, 2.0},
       {tf_test::kLog, "log", [](double x) { return std::log(x); }, 2.0},
-      {tf_test::kTanh, "tanh", [](double x) { return std::tanh(x); }, 3.0},
+      {tf_test::kTanh, "tanh", [](double x) { return std::tanh(x); }, 5.5},
       {tf_test::kSigmoid, "sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, 3.0},
       {tf_test::kErf, "erf", [](double x) { return std::erf(x); }, 3.0},
   };
