@@ -88,6 +88,7 @@ std::vector<Tensor> run_compiled(const Graph& graph, const BoundInputs& inputs, 
                      {"kernels_tuned", counters.tuning.kernels_tuned.load()},
                      {"tuning_records_reused", counters.tuning.records_reused.load()},
                      {"packed_weight_bytes", counters.packed_weight_bytes.load()},
+                     {"prepared_shapes", counters.prepared_shapes.load()},
                      {"launches", executor.launches()}};
   return tensors;
 }

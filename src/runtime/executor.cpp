@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <list>
 #include <mutex>
 #include <set>
 
@@ -94,6 +95,7 @@ struct Executor::Impl {
   ThreadTeam& team;
   std::map<const Value*, const Value*> alias_of;  // view outputs -> the value whose bytes they are
   std::map<std::string, Prepared> prepared;       // by bindings text
+  std::list<std::string> recent_shapes;           // keys of `prepared`, most recently run first
   // What building and tuning kernels needs; kept because the first run may still tune.
   build::ArtifactCache cache;
   build::Toolchain toolchain = build::Toolchain::from_environment();
@@ -226,8 +228,16 @@ struct Executor::Impl {
     std::string key;
     for (const auto& [s, v] : b) key += fmt::format("{}={};", s, v);
     auto it = prepared.find(key);
-    if (it != prepared.end()) return it->second;
+    if (it != prepared.end()) {
+      recent_shapes.splice(recent_shapes.begin(), recent_shapes, std::find(recent_shapes.begin(), recent_shapes.end(), key));
+      return it->second;
+    }
     graph.check_assumptions(b);
+    while (!recent_shapes.empty() && recent_shapes.size() >= std::max<size_t>(1, options.max_prepared_shapes)) {
+      prepared.erase(recent_shapes.back());
+      recent_shapes.pop_back();
+      ++counters.evicted_shapes;
+    }
     Prepared p;
     p.bindings = b;
     for (const auto& step : plan.steps) {
@@ -252,6 +262,8 @@ struct Executor::Impl {
       p.kernel_buffers.emplace_back().reserve(kernels[i].source.buffers.size());
     }
     for (int w = 0; w < team.size(); ++w) p.scratch.emplace_back(std::max<size_t>(p.scratch_bytes, 64));
+    recent_shapes.push_front(key);
+    counters.prepared_shapes = static_cast<int64_t>(recent_shapes.size());
     return prepared.emplace(key, std::move(p)).first->second;
   }
 

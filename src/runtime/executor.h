@@ -33,6 +33,9 @@ struct ExecutorOptions {
   std::optional<tiling::HardwareModel> hardware;  // empty: detected and calibrated (cached per machine)
   std::string debug_dir;        // non-empty: dump every generated artifact there (TILEFUSE_DEBUG_DIR)
   StepProfile* profile = nullptr;  // non-null: every run records each step's time per worker there
+  // Shapes (symbol bindings) whose arena and launch data are kept; the least recently run is
+  // dropped beyond this, so a model fed ever new sequence lengths does not grow without end.
+  size_t max_prepared_shapes = 16;
 };
 
 struct ExecutorCounters {
@@ -40,6 +43,8 @@ struct ExecutorCounters {
   TuningCounters tuning;
   std::atomic<int64_t> runs{0};
   std::atomic<int64_t> packed_weight_bytes{0};  // weights packed for the GEMM engine when prepared
+  std::atomic<int64_t> prepared_shapes{0};      // shapes held now (at most max_prepared_shapes)
+  std::atomic<int64_t> evicted_shapes{0};       // shapes dropped, least recently run first
 };
 
 class Executor {

@@ -173,6 +173,31 @@ graph g(%x: f32[16]) -> (%a, %b) {
   for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(compare_tensors(outputs[i], expected[i], {1e-5, 1e-6}).ok) << i;
 }
 
+// A model fed ever new sizes keeps the most recently run shapes only; a shape dropped and seen
+// again is prepared afresh and still computes the right result.
+TEST_P(ExecutorOutputs, PreparedShapesAreBoundedLeastRecentlyRunFirst) {
+  Graph g = parse_graph(R"(
+graph g(%x: f32[N, 24]) -> (%y) {
+  %a: f32[N, 24] = Sigmoid(%x)
+  %y: f32[N, 24] = Mul(%a, %x)
+}
+)");
+  ExecutorOptions o;
+  o.fuse = GetParam();
+  o.cache_dir = cache_->path();
+  o.max_prepared_shapes = 3;
+  ExecutorCounters counters;
+  Executor executor(g, o, counters);
+  for (int64_t n : {1, 2, 3, 1, 4, 5, 2, 1}) {
+    const auto inputs = random_inputs(g, {{"N", n}});
+    const std::vector<Tensor> actual = executor.run(inputs);
+    EXPECT_TRUE(compare_tensors(actual[0], reference::run_graph(g, inputs)[0], {1e-5, 1e-6}).ok) << "N = " << n;
+  }
+  EXPECT_EQ(counters.prepared_shapes.load(), 3);
+  // 1 2 3 | 1 is a hit | 4 drops 2 | 5 drops 3 | 2 drops 1 | 1 drops 4.
+  EXPECT_EQ(counters.evicted_shapes.load(), 4);
+}
+
 INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, ExecutorOutputs, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "fused" : "unfused"; });
 
