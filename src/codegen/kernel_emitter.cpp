@@ -29,11 +29,15 @@ bool is_mask(const Value* v) { return v->dtype == DType::boolean; }
 bool is_reduction(const Node& n) { return n.def().has(kReduction); }
 
 // The values a node computes with, by input position (nullptr for an omitted optional input).
-// A reduction's axes are compile-time facts, not operands.
+// A reduction's axes and a view's shape are compile-time facts, not operands.
 std::vector<const Value*> operands_of(const Node& n) {
-  if (is_reduction(n)) return {n.input(0)};
+  if (is_reduction(n) || fusion::is_view_op(n)) return {n.input(0)};
   return {n.inputs.begin(), n.inputs.end()};
 }
+
+// Ops whose value at a point of the domain is their input's value there: a transpose (its
+// input is read through permuted strides) and a view (the iteration space spans both shapes).
+bool passes_value_through(const Node& n) { return n.op == "Transpose" || fusion::is_view_op(n); }
 
 // Accumulator type of each reduction op: one for a row, or (`columns`) one per column of a tile.
 std::string accumulator_type(const Node& n, bool columns) {
@@ -554,7 +558,7 @@ class KernelEmitter {
     const Node& n = *v->producer;
     std::vector<std::string> operands;
     for (const Value* in : operands_of(n)) operands.push_back(in == nullptr ? "" : full_operand(in, p));
-    std::string expr = n.op == "Transpose" ? operands[0] : pointwise_expr(n, operands, "V");
+    std::string expr = passes_value_through(n) ? operands[0] : pointwise_expr(n, operands, "V");
     w_.line(fmt::format("const auto {} = {};  // {}, computed again", var(v), expr, n.op));
     loaded_.insert(v);
     return var(v);
@@ -678,7 +682,7 @@ class KernelEmitter {
         continue;
       }
       const Value* out = n->outputs[0];
-      std::string expr = n->op == "Transpose"        ? operands[0]
+      std::string expr = passes_value_through(*n)    ? operands[0]
                          : divides_by_row_value(*n) ? fmt::format("tf::divide({}, {})", operands[0], row_divisor(*n))
                                                     : pointwise_expr(*n, operands, "V");
       w_.line(fmt::format("const auto {} = {};  // {}", var(out), expr, n->op));

@@ -1,6 +1,8 @@
 #include "fusion/iteration_space.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "ir/op_registry.h"
@@ -93,23 +95,233 @@ std::optional<std::vector<Dim>> broadcast_strides(const Shape& shape, const Shap
   return strides;
 }
 
+// The finest shape both `a` and `b` are regroupings of (every dim of either is a product of
+// consecutive dims of the result), size-1 dims dropped: [N, 32, 128] and [N, 32, 4, 32] give
+// [N, 32, 4, 32]. nullopt if there is none ([4, 6] and [6, 4]) or it cannot be proven with
+// symbolic dims.
+std::optional<Shape> common_refinement(const Shape& a, const Shape& b) {
+  Shape x, y, out;
+  for (const Dim& d : a) if (!(d == Dim(1))) x.push_back(d);
+  for (const Dim& d : b) if (!(d == Dim(1))) y.push_back(d);
+  size_t i = 0, j = 0;
+  std::optional<Dim> da, db;
+  while (true) {
+    if (!da && i < x.size()) da = x[i++];
+    if (!db && j < y.size()) db = y[j++];
+    if (!da || !db) break;
+    if (*da == *db) {
+      out.push_back(*da);
+      da.reset(), db.reset();
+      continue;
+    }
+    if (!da->is_const() || !db->is_const()) return std::nullopt;
+    const int64_t p = da->value(), q = db->value();
+    if (p % q == 0) {
+      out.push_back(*db), db.reset(), da = Dim(p / q);
+    } else if (q % p == 0) {
+      out.push_back(*da), da.reset(), db = Dim(q / p);
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (da || db) return std::nullopt;  // different element counts
+  return out;
+}
+
+// For each axis of `shape`, the consecutive axes of its refinement `r` it is made of (none for a
+// size-1 axis); nullopt if `r` does not refine `shape`.
+std::optional<std::vector<std::vector<int64_t>>> refinement_groups(const Shape& shape, const Shape& r) {
+  std::vector<std::vector<int64_t>> groups(shape.size());
+  size_t k = 0;
+  for (size_t a = 0; a < shape.size(); ++a) {
+    if (shape[a] == Dim(1)) continue;
+    Dim product = 1;
+    while (k < r.size() && !(product == shape[a])) {
+      product = product * r[k];
+      groups[a].push_back(static_cast<int64_t>(k++));
+    }
+    if (!(product == shape[a])) return std::nullopt;
+  }
+  const bool scalar = r.size() == 1 && r[0] == Dim(1) && k == 0;  // every axis of `shape` is 1
+  if (k != r.size() && !scalar) return std::nullopt;
+  return groups;
+}
+
 class Deriver {
  public:
   explicit Deriver(const std::vector<Node*>& nodes) : nodes_(nodes), members_(nodes.begin(), nodes.end()) {}
 
   IterationSpaceResult run() {
+    bool views = false;
     for (Node* n : nodes_) {
+      if (is_view_op(*n)) {
+        views = true;
+        continue;
+      }
       if (!is_kernel_op(*n)) return fail(fmt::format("{} cannot be part of a generated kernel", n->describe()));
     }
-    if (!choose_domain()) return {std::nullopt, reason_};
+    if (views) return run_with_views();
+    if (!choose_domain(nodes_)) return {std::nullopt, reason_};
     for (Node* n : nodes_) {
-      bool ok = n->op == "Transpose" ? add_transpose(*n) : is_reduction(*n) ? add_reduction(*n) : add_pointwise(*n);
-      if (!ok) return {std::nullopt, reason_};
+      if (!add_node(*n)) return {std::nullopt, reason_};
     }
     return {std::move(space_), ""};
   }
 
  private:
+  bool add_node(const Node& n) {
+    return n.op == "Transpose" ? add_transpose(n) : is_reduction(n) ? add_reduction(n) : add_pointwise(n);
+  }
+
+  // ---- groups with views (Reshape, Flatten, Squeeze, Unsqueeze inside the kernel) ----
+  //
+  // The views cut the group into sides, each with a domain of its own ([N, 32, 128] before a
+  // head split, [N, 32, 4, 32] after it). A view leaves the flat index of every element as it
+  // is, so all sides can share one domain: the common refinement of theirs. Each side is derived
+  // in its own domain as a group without views is, and its strides and reduced axes are then
+  // spread over the refined axes they are made of. A view is then a plain copy of a value at
+  // the same point, and its input and output must be full-size on their sides.
+  IterationSpaceResult run_with_views() {
+    if (!assign_sides()) return {std::nullopt, reason_};
+    Shape refined;
+    for (size_t side = 0; side < side_nodes_.size(); ++side) {
+      if (!choose_domain(side_nodes_[side])) return {std::nullopt, reason_};
+      side_domain_.push_back(space_.domain);
+      side_reduced_.push_back(space_.reduced_axes);
+      std::optional<Shape> r = side == 0 ? std::optional<Shape>(space_.domain) : common_refinement(refined, space_.domain);
+      if (!r) {
+        return fail(fmt::format("no common iteration space for {} and {} across a view", shape_to_string(refined),
+                                shape_to_string(space_.domain)));
+      }
+      refined = *r;
+    }
+    if (refined.empty()) refined = {Dim(1)};
+    refined_ = refined;
+    std::optional<std::vector<int64_t>> reduced;
+    for (size_t side = 0; side < side_nodes_.size(); ++side) {
+      auto groups = refinement_groups(side_domain_[side], refined);
+      if (!groups) return fail(fmt::format("{} does not refine {}", shape_to_string(refined), shape_to_string(side_domain_[side])));
+      side_groups_.push_back(*groups);
+      if (side_reduced_[side].empty()) continue;
+      std::vector<int64_t> axes;
+      for (int64_t a : side_reduced_[side]) axes.insert(axes.end(), (*groups)[a].begin(), (*groups)[a].end());
+      std::sort(axes.begin(), axes.end());
+      if (reduced && *reduced != axes) return fail("reductions on the two sides of a view reduce different elements");
+      reduced = axes;
+    }
+    for (Node* n : nodes_) {
+      if (is_view_op(*n)) {
+        if (!add_view(*n, refined)) return {std::nullopt, reason_};
+        continue;
+      }
+      const int side = side_of_.at(n);
+      space_.domain = side_domain_[side];
+      space_.reduced_axes = side_reduced_[side];
+      std::set<const Value*> before;
+      for (const auto& [v, access] : space_.access) before.insert(v);
+      if (!add_node(*n)) return {std::nullopt, reason_};
+      for (auto& [v, access] : space_.access) {
+        if (before.count(v)) continue;
+        access.strides = refined_strides(access.strides, side_domain_[side], side_groups_[side], refined);
+        placed_side_[v] = side;
+      }
+      if (!same_placement_on_this_side(*n, side)) return {std::nullopt, reason_};
+    }
+    space_.domain = refined;
+    space_.reduced_axes = reduced ? *reduced : std::vector<int64_t>{};
+    return {std::move(space_), ""};
+  }
+
+  // Sides: the nodes connected by values that no view sits on. A view's input and output are
+  // on two different sides (a chain of views is one boundary).
+  bool assign_sides() {
+    std::map<const Node*, const Node*> parent;
+    std::function<const Node*(const Node*)> find = [&](const Node* n) {
+      while (parent.at(n) != n) n = parent[n] = parent.at(parent.at(n));
+      return n;
+    };
+    for (const Node* n : nodes_) {
+      if (!is_view_op(*n)) parent[n] = n;
+    }
+    for (const Node* n : nodes_) {
+      if (is_view_op(*n)) continue;
+      for (const Value* in : data_inputs(*n)) {
+        if (internal(in) && !is_view_op(*in->producer)) parent[find(n)] = find(in->producer);
+      }
+    }
+    std::map<const Node*, int> index;
+    for (const Node* n : nodes_) {
+      if (is_view_op(*n)) continue;
+      const Node* root = find(n);
+      if (!index.count(root)) {
+        index[root] = static_cast<int>(side_nodes_.size());
+        side_nodes_.emplace_back();
+      }
+      side_of_[n] = index.at(root);
+      side_nodes_[index.at(root)].push_back(const_cast<Node*>(n));
+    }
+    return true;
+  }
+
+  // Strides over a side's domain, spread over the refined axes each of its axes is made of.
+  static std::vector<Dim> refined_strides(const std::vector<Dim>& local, const Shape& domain,
+                                          const std::vector<std::vector<int64_t>>& groups, const Shape& refined) {
+    std::vector<Dim> out(refined.size(), Dim(0));
+    for (size_t a = 0; a < domain.size(); ++a) {
+      Dim inner = 1;
+      for (size_t k = groups[a].size(); k-- > 0;) {
+        const int64_t r = groups[a][k];
+        out[r] = local[a] * inner;
+        inner = inner * refined[r];
+      }
+    }
+    return out;
+  }
+
+  // A view's output is its input at the same refined point: both contiguous, full-size values.
+  bool add_view(const Node& n, const Shape& refined) {
+    const Value* in = n.input(0);
+    const Value* out = n.outputs[0];
+    std::vector<Dim> contiguous(refined.size(), Dim(1));
+    for (size_t r = refined.size(); r-- > 1;) contiguous[r - 1] = contiguous[r] * refined[r];
+    for (const Value* v : {in, out}) {
+      if (!(num_elements(v->shape) == num_elements(refined))) {
+        return reject(fmt::format("{}: '{}' {} is not full-size in the kernel domain {}", n.describe(), v->name,
+                                  shape_to_string(v->shape), shape_to_string(refined)));
+      }
+    }
+    if (internal(in)) {
+      if (space_.access.at(in).level != Level::Full || space_.access.at(in).strides != contiguous) {
+        return reject(fmt::format("{}: its input '{}' is not a full-size value of the kernel", n.describe(), in->name));
+      }
+    } else if (space_.access.count(in) ? space_.access.at(in).strides != contiguous : transposed_inputs_.count(in)) {
+      return reject(fmt::format("{}: input '{}' is also read another way", n.describe(), in->name));
+    } else {
+      space_.access[in] = {Level::Full, contiguous};
+    }
+    space_.access[out] = {Level::Full, contiguous};
+    return true;
+  }
+
+  // An external input read on two sides must be read at the same place on both.
+  bool same_placement_on_this_side(const Node& n, int side) {
+    for (const Value* in : data_inputs(n)) {
+      if (internal(in) || !placed_side_.count(in) || placed_side_.at(in) == side) continue;
+      const TensorAccess& placed = space_.access.at(in);
+      auto local = broadcast_strides(in->shape, placed.level == Level::Full ? side_domain_[side] : reduced_shape_of(side));
+      if (!local || refined_strides(*local, side_domain_[side], side_groups_[side], refined_) != placed.strides) {
+        return reject(fmt::format("{}: input '{}' is read at other places on the two sides of a view", n.describe(), in->name));
+      }
+    }
+    return true;
+  }
+
+  Shape reduced_shape_of(int side) const {
+    Shape r = side_domain_[side];
+    for (int64_t a : side_reduced_[side]) r[a] = Dim(1);
+    return r;
+  }
+
   IterationSpaceResult fail(std::string why) { return {std::nullopt, std::move(why)}; }
   bool reject(std::string why) {
     reason_ = std::move(why);
@@ -118,9 +330,11 @@ class Deriver {
   bool internal(const Value* v) const { return v->producer != nullptr && members_.count(v->producer) != 0; }
 
   // The domain is the reductions' common input shape, else the (common) output shape.
-  bool choose_domain() {
+  bool choose_domain(const std::vector<Node*>& nodes) {
+    space_.domain.clear();
+    space_.reduced_axes.clear();
     std::optional<std::vector<int64_t>> axes;
-    for (Node* n : nodes_) {
+    for (Node* n : nodes) {
       if (!is_reduction(*n)) continue;
       auto r = passes::reduced_axes(*n);
       if (!r) return reject(fmt::format("{}: reduced axes are not known at compile time", n->describe()));
@@ -135,7 +349,7 @@ class Deriver {
       space_.reduced_axes = *axes;
       return true;
     }
-    for (Node* n : nodes_) {
+    for (Node* n : nodes) {
       if (n->outputs[0]->rank() > static_cast<int64_t>(space_.domain.size()) || space_.domain.empty()) {
         space_.domain = n->outputs[0]->shape;
       }
@@ -243,6 +457,14 @@ class Deriver {
   std::set<const Value*> transposed_inputs_;
   IterationSpace space_;
   std::string reason_;
+  // Groups with views only (run_with_views).
+  std::vector<std::vector<Node*>> side_nodes_;
+  std::map<const Node*, int> side_of_;
+  std::vector<Shape> side_domain_;
+  std::vector<std::vector<int64_t>> side_reduced_;
+  std::vector<std::vector<std::vector<int64_t>>> side_groups_;
+  std::map<const Value*, int> placed_side_;  // external inputs: the side that placed them
+  Shape refined_;                            // the kernel's domain
 };
 
 }  // namespace

@@ -75,6 +75,7 @@ class Planner {
       for (int round = 0; round < options_.max_rounds; ++round) {
         if (!merge_round()) break;
       }
+      if (options_.fuse_views) merge_through_views();
       if (options_.fuse_siblings) merge_siblings();
     }
     return build_plan();
@@ -129,6 +130,60 @@ class Planner {
       merged = true;
     }
     return merged;
+  }
+
+  // A view between two kernels joins them when the merged group has an iteration space
+  // (iteration_space.h: the common refinement of both sides' domains), so the reshaped tensor
+  // never goes through memory. Only where nothing outside reads the view's input: that would
+  // have the kernel write the tensor twice, once in each shape.
+  void merge_through_views() {
+    for (Node* first : nodes_) {
+      if (kind_of(*first) != StepKind::View) continue;
+      const Value* in = first->input(0);
+      if (in->producer == nullptr || !group_of_.count(in->producer) || graph_.is_output(in)) continue;
+      // A chain of views (Unsqueeze then Reshape) is one boundary: each link read only by the next.
+      std::vector<Node*> chain = {first};
+      while (chain.back()->outputs[0]->users.size() == 1 && !graph_.is_output(chain.back()->outputs[0])) {
+        Node* next = chain.back()->outputs[0]->users.front();
+        if (!planned_.count(next) || kind_of(*next) != StepKind::View) break;
+        chain.push_back(next);
+      }
+      for (Node* user : chain.back()->outputs[0]->users) {
+        auto it = group_of_.find(user);
+        if (it != group_of_.end() && it->second != group_of_.at(in->producer)) {
+          try_view_merge(chain, group_of_.at(in->producer), it->second);
+        }
+      }
+    }
+  }
+
+  void try_view_merge(const std::vector<Node*>& chain, int producer, int consumer) {
+    for (const Node* u : chain.front()->input(0)->users) {
+      if (u == chain.front() || !planned_.count(u)) continue;
+      auto it = group_of_.find(u);
+      if (it == group_of_.end() || (it->second != producer && it->second != consumer)) return;
+    }
+    // The views join the producer's group first (tentatively), so that the paths from the
+    // producer through them to the consumer are inside the merged group.
+    const bool joined = !group_of_.count(chain.front());
+    if (joined) {
+      for (Node* view : chain) {
+        group_of_[view] = producer;
+        groups_[producer].nodes.push_back(view);
+      }
+    }
+    std::string why;
+    if (legal(producer, consumer, why)) {
+      merge(producer, consumer, "through_view");
+      return;
+    }
+    spdlog::debug("fusion: not merging through view {}: {}", chain.front()->name, why);
+    if (joined) {
+      for (Node* view : chain) {
+        group_of_.erase(view);
+        groups_[producer].nodes.pop_back();
+      }
+    }
   }
 
   // Kernels reading the same tensor in full (its shape is the merged kernel's domain) merge
@@ -230,8 +285,11 @@ class Planner {
     for (Node* n : groups_[b].nodes) group_of_[n] = a;
     into.nodes = union_nodes(a, b);
     auto& pats = into.patterns;
-    pats.insert(pats.end(), groups_[b].patterns.begin(), groups_[b].patterns.end());
-    if (std::find(pats.begin(), pats.end(), pattern) == pats.end()) pats.push_back(pattern);
+    std::vector<std::string> added = groups_[b].patterns;
+    added.push_back(pattern);
+    for (const std::string& p : added) {
+      if (std::find(pats.begin(), pats.end(), p) == pats.end()) pats.push_back(p);
+    }
     groups_[b] = Group{{}, {}, true};
   }
 

@@ -4,77 +4,26 @@
 // variance and the normalised tensor), every reduction op, NaN and infinities, f16 storage,
 // column counts that leave vector and tile tails, symbolic dims that take the jit path, and
 // sibling reductions and elementwise ops that read the same tensor in one kernel.
-#include <cmath>
-#include <functional>
 #include <limits>
 
 #include <gtest/gtest.h>
 
-#include "e2e/e2e_cache_dir.h"
-#include "ir/tensor_compare.h"
-#include "reference/interpreter.h"
-#include "runtime/executor.h"
+#include "e2e/fused_vs_reference.h"
 
 namespace tilefuse {
 namespace {
 
-// Deterministic values in [-2, 2), different per salt; `offset` moves them off zero, so a
-// long sum does not cancel into a value whose relative error means nothing.
-Tensor filled(DType dtype, std::vector<int64_t> shape, int salt = 0, double offset = 0.0) {
-  Tensor t(dtype, std::move(shape));
-  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, ((i * 37 + salt * 11) % 97) / 24.25 - 2.0 + offset);
-  return t;
-}
-Tensor filled(std::vector<int64_t> shape, int salt = 0, double offset = 0.0) {
-  return filled(DType::f32, std::move(shape), salt, offset);
-}
-
-struct Case {
-  std::string name;
-  // Adds inputs, nodes and outputs; returns the inputs of each run (several runs: a symbolic
-  // dim takes several values).
-  std::function<std::vector<std::map<std::string, Tensor>>(Graph&)> build;
-};
+using e2e::filled;
+using e2e::node;
+using e2e::on_input;
+using Case = e2e::GraphCase;
 
 class ReductionAxes : public ::testing::TestWithParam<Case> {};
 
-TEST_P(ReductionAxes, FusedMatchesReference) {
-  Graph g;
-  const std::vector<std::map<std::string, Tensor>> runs = GetParam().build(g);
-  g.infer_shapes();
-  runtime::ExecutorOptions options;
-  options.device.threads = 2;
-  options.compile_threads = 2;
-  options.cache_dir = e2e::test_cache_dir();
-  runtime::ExecutorCounters counters;
-  runtime::Executor exe(g, options, counters);
-  for (const auto& inputs : runs) {
-    const std::vector<Tensor> expected = reference::run_graph(g, inputs);
-    const std::vector<Tensor> actual = exe.run(inputs);
-    ASSERT_EQ(actual.size(), expected.size());
-    for (size_t i = 0; i < actual.size(); ++i) {
-      CompareResult r = compare_tensors(actual[i], expected[i], {1e-5, 1e-5});
-      EXPECT_TRUE(r.ok) << GetParam().name << " output " << i << " (" << inputs.begin()->second.shape().size()
-                        << "-d input): " << r.message;
-    }
-  }
-}
-
-Value* node(Graph& g, const std::string& op, std::vector<Value*> inputs, AttributeMap attrs = {}) {
-  return g.add_node(op, op, std::move(inputs), {op + "_out"}, std::move(attrs))->outputs[0];
-}
+TEST_P(ReductionAxes, FusedMatchesReference) { e2e::expect_fused_matches_reference(GetParam()); }
 
 Value* reduce(Graph& g, const std::string& op, Value* x, std::vector<int64_t> axes, bool keepdims = true) {
   return node(g, op, {x}, {{"axes", axes}, {"keepdims", int64_t{keepdims ? 1 : 0}}});
-}
-
-// One static input x of `t`'s shape; `body` builds the outputs from it.
-Case on_input(std::string name, Tensor t, std::function<std::vector<Value*>(Graph&, Value*)> body) {
-  return {std::move(name), [t, body](Graph& g) {
-            Value* x = g.add_input("x", t.dtype(), std::vector<Dim>(t.shape().begin(), t.shape().end()));
-            for (Value* out : body(g, x)) g.add_output(out);
-            return std::vector<std::map<std::string, Tensor>>{{{"x", t}}};
-          }};
 }
 
 // Mean, variance and the normalised tensor over `axes`: three passes over the reduced axes.
@@ -148,10 +97,10 @@ std::vector<Case> cases() {
     Value* shifted = node(g, "Add", {x, g.add_constant("shift", Tensor::scalar_f32(1.5f))});
     return std::vector<Value*>{reduce(g, "ReduceSum", shifted, {0}, false), reduce(g, "ReduceMean", x, {0}, false),
                                reduce(g, "ReduceMax", x, {0})};
-  }));
+  }, 1));
   out.push_back(on_input("siblings_row_sum_and_exp", filled({30, 300}, 19), [](Graph& g, Value* x) {
     return std::vector<Value*>{reduce(g, "ReduceSum", x, {1}), node(g, "Exp", {x}), node(g, "Relu", {x})};
-  }));
+  }, 1));
   // f16 storage, f32 arithmetic.
   out.push_back(on_input("f16_column_sum", filled(DType::f16, {200, 48}, 13, 0.5),
                          [](Graph& g, Value* x) { return std::vector<Value*>{reduce(g, "ReduceSum", x, {0})}; }));

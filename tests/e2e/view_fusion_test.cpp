@@ -1,0 +1,94 @@
+// Views (Reshape, Flatten, Squeeze, Unsqueeze) between fused ops: the kernel's iteration space
+// is the common refinement of the shapes on both sides (fusion/iteration_space.h), so the view
+// costs nothing and the ops around it are one kernel. Each graph runs fused against the reference
+// interpreter, with a bound on its kernels where the fusion must happen, and without one where
+// it must not (the shapes have no common refinement, or something else reads the view's input).
+#include <gtest/gtest.h>
+
+#include "e2e/fused_vs_reference.h"
+
+namespace tilefuse {
+namespace {
+
+using e2e::filled;
+using e2e::node;
+using e2e::on_input;
+using Case = e2e::GraphCase;
+
+class ViewFusion : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ViewFusion, FusedMatchesReference) { e2e::expect_fused_matches_reference(GetParam()); }
+
+Value* reshape(Graph& g, Value* x, std::vector<int64_t> shape) {
+  const auto n = static_cast<int64_t>(shape.size());
+  return node(g, "Reshape", {x, g.add_constant("shape", Tensor::from_vector<int64_t>(DType::i64, {n}, shape))});
+}
+
+Value* ints(Graph& g, const std::string& name, std::vector<int64_t> v) {
+  const auto n = static_cast<int64_t>(v.size());
+  return g.add_constant(name, Tensor::from_vector<int64_t>(DType::i64, {n}, v));
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  // A head split between elementwise ops, a per-head scale on the far side, and back.
+  out.push_back(on_input("split_scale_merge", filled({3, 10, 64}, 1), [](Graph& g, Value* x) {
+    Value* t = node(g, "Sigmoid", {node(g, "Mul", {x, g.add_constant("bias_scale", filled({64}, 2))})});
+    Value* heads = reshape(g, t, {3, 10, 4, 16});
+    Value* scaled = node(g, "Mul", {heads, g.add_constant("per_head", filled({4, 1}, 3))});
+    return std::vector<Value*>{node(g, "Add", {reshape(g, scaled, {3, 10, 64}), x})};
+  }, 1));
+  // Softmax per head after the split (the reduced axis is a part of an axis before the view).
+  out.push_back(on_input("softmax_per_head", filled({2, 12, 96}, 4), [](Graph& g, Value* x) {
+    Value* heads = reshape(g, node(g, "Mul", {x, g.add_constant("s", Tensor::scalar_f32(0.5f))}), {2, 12, 3, 32});
+    return std::vector<Value*>{node(g, "Softmax", {heads}, {{"axis", int64_t{-1}}})};
+  }, 1));
+  // Rows merged before a column reduction.
+  out.push_back(on_input("merge_then_column_sum", filled({16, 8, 40}, 5, 0.5), [](Graph& g, Value* x) {
+    Value* flat = reshape(g, node(g, "Abs", {x}), {128, 40});
+    return std::vector<Value*>{node(g, "ReduceSum", {flat}, {{"axes", std::vector<int64_t>{0}}})};
+  }, 1));
+  // Unsqueeze, Flatten and Squeeze.
+  out.push_back(on_input("unsqueeze_flatten_squeeze", filled({6, 20}, 6), [](Graph& g, Value* x) {
+    Value* u = node(g, "Unsqueeze", {node(g, "Exp", {x}), ints(g, "axes", {1})});
+    Value* f = node(g, "Flatten", {node(g, "Neg", {u})}, {{"axis", int64_t{1}}});
+    Value* s = node(g, "Squeeze", {reshape(g, node(g, "Relu", {f}), {1, 120}), ints(g, "sq", {0})});
+    return std::vector<Value*>{node(g, "Tanh", {s})};
+  }, 1));
+  // [4, 6] and [6, 4] have no common refinement: two kernels around the view, still right.
+  out.push_back(on_input("no_common_refinement", filled({4, 6}, 7), [](Graph& g, Value* x) {
+    Value* r = reshape(g, node(g, "Exp", {x}), {6, 4});
+    return std::vector<Value*>{node(g, "Mul", {r, g.add_constant("row", filled({4}, 8))})};
+  }, 2));
+  // The view's input is also an output: the kernel would write it twice; no merge.
+  out.push_back(on_input("view_input_is_also_an_output", filled({8, 32}, 9), [](Graph& g, Value* x) {
+    Value* e = node(g, "Exp", {x});
+    return std::vector<Value*>{e, node(g, "Neg", {reshape(g, e, {8, 4, 8})})};
+  }, 2));
+  // The same external input read on both sides of the view.
+  out.push_back(on_input("input_read_on_both_sides", filled({5, 48}, 10), [](Graph& g, Value* x) {
+    Value* heads = reshape(g, node(g, "Sin", {x}), {5, 6, 8});
+    Value* back = reshape(g, node(g, "Mul", {heads, reshape(g, x, {5, 6, 8})}), {5, 48});
+    return std::vector<Value*>{node(g, "Sub", {back, x})};
+  }));
+  // Symbolic batch, run at two sizes.
+  out.push_back({"symbolic_split_softmax_merge",
+                 [](Graph& g) {
+                   Value* x = g.add_input("x", DType::f32, {Dim::symbol("N"), Dim(8), Dim(64)});
+                   Value* shape = ints(g, "split", {0, 8, 2, 32});  // 0: keep the batch dim
+                   Value* heads = node(g, "Reshape", {node(g, "Mul", {x, g.add_constant("k", Tensor::scalar_f32(0.7f))}), shape});
+                   Value* probs = node(g, "Softmax", {heads}, {{"axis", int64_t{-1}}});
+                   Value* merged = node(g, "Reshape", {probs, ints(g, "merge", {0, 8, 64})});
+                   g.add_output(node(g, "Add", {merged, x}));
+                   return std::vector<std::map<std::string, Tensor>>{{{"x", filled({3, 8, 64}, 11)}},
+                                                                     {{"x", filled({1, 8, 64}, 12)}}};
+                 },
+                 1});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Graphs, ViewFusion, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace tilefuse

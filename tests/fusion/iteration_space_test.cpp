@@ -1,0 +1,70 @@
+// Iteration spaces of groups with views inside: the domain is the common refinement of the
+// shapes on both sides of each view, every tensor's strides are spread over the refined axes,
+// and groups whose shapes cannot share one domain are refused with the reason.
+#include "fusion/iteration_space.h"
+
+#include <gtest/gtest.h>
+
+namespace tilefuse::fusion {
+namespace {
+
+Value* reshape(Graph& g, Value* x, std::vector<int64_t> shape, const std::string& name) {
+  const auto n = static_cast<int64_t>(shape.size());
+  Value* s = g.add_constant(name + "_shape", Tensor::from_vector<int64_t>(DType::i64, {n}, shape));
+  return g.add_node("Reshape", name, {x, s}, {name})->outputs[0];
+}
+
+std::vector<Node*> all_nodes(const Graph& g) {
+  std::vector<Node*> nodes;
+  for (Node* n : g.nodes()) nodes.push_back(n);
+  return nodes;
+}
+
+TEST(IterationSpace, AHeadSplitViewSpreadsStridesOverTheRefinedAxes) {
+  // y = ReduceMax(Reshape(x * bias, [N, 32, 4, 32]), axis 3)
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {Dim::symbol("N"), Dim(32), Dim(128)});
+  Value* bias = g.add_input("bias", DType::f32, {Dim(128)});
+  Value* scaled = g.add_node("Mul", "mul", {x, bias}, {"scaled"})->outputs[0];
+  Value* heads = reshape(g, scaled, {0, 32, 4, 32}, "heads");
+  Value* max = g.add_node("ReduceMax", "max", {heads}, {"max"}, {{"axes", std::vector<int64_t>{3}}})->outputs[0];
+  g.add_output(max);
+  g.infer_shapes();
+  const IterationSpaceResult r = derive_iteration_space(all_nodes(g));
+  ASSERT_TRUE(r.space) << r.reason;
+  EXPECT_EQ(r.space->domain, (Shape{Dim::symbol("N"), Dim(32), Dim(4), Dim(32)}));
+  EXPECT_EQ(r.space->reduced_axes, (std::vector<int64_t>{3}));
+  EXPECT_EQ(r.space->access.at(x).strides, (std::vector<Dim>{Dim(4096), Dim(128), Dim(32), Dim(1)}));
+  EXPECT_EQ(r.space->access.at(bias).strides, (std::vector<Dim>{Dim(0), Dim(0), Dim(32), Dim(1)}));
+  EXPECT_EQ(r.space->access.at(max).level, Level::Reduced);
+  EXPECT_EQ(r.space->access.at(max).strides, (std::vector<Dim>{Dim(128), Dim(4), Dim(1), Dim(0)}));
+}
+
+TEST(IterationSpace, ShapesWithoutACommonRefinementAreRefused) {
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {Dim(4), Dim(6)});
+  Value* e = g.add_node("Exp", "exp", {x}, {"e"})->outputs[0];
+  Value* r = reshape(g, e, {6, 4}, "r");
+  g.add_output(g.add_node("Neg", "neg", {r}, {"y"})->outputs[0]);
+  g.infer_shapes();
+  const IterationSpaceResult result = derive_iteration_space(all_nodes(g));
+  EXPECT_FALSE(result.space);
+  EXPECT_NE(result.reason.find("no common iteration space for [4, 6] and [6, 4]"), std::string::npos) << result.reason;
+}
+
+TEST(IterationSpace, ReductionsOfDifferentElementsOnTheTwoSidesAreRefused) {
+  // A row sum over [8, 16], then a reshape to [8, 4, 4] and a sum over its middle axis.
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {Dim(8), Dim(16)});
+  Value* s = g.add_node("ReduceSum", "s", {x}, {"s"}, {{"axes", std::vector<int64_t>{1}}})->outputs[0];
+  Value* d = g.add_node("Sub", "d", {x, s}, {"d"})->outputs[0];
+  Value* r = reshape(g, d, {8, 4, 4}, "r");
+  g.add_output(g.add_node("ReduceSum", "t", {r}, {"t"}, {{"axes", std::vector<int64_t>{1}}})->outputs[0]);
+  g.infer_shapes();
+  const IterationSpaceResult result = derive_iteration_space(all_nodes(g));
+  EXPECT_FALSE(result.space);
+  EXPECT_NE(result.reason.find("reduce different elements"), std::string::npos) << result.reason;
+}
+
+}  // namespace
+}  // namespace tilefuse::fusion
