@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ir/op_registry.h"
+#include "ir/ops/slice_dims.h"
 #include "passes/pattern.h"
 
 namespace tilefuse::fusion {
@@ -22,7 +23,7 @@ const std::set<std::string, std::less<>>& kernel_op_types() {
       "LeakyRelu", "Elu", "Sigmoid", "HardSigmoid", "HardSwish", "Softplus", "Tanh", "Erf", "Gelu", "Clip", "Min",
       "Max", "Where", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Cast",
       "Identity", "Dropout", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "Transpose",
-      "IsNaN", "IsInf", "Sign", "Round", "Sin", "Cos", "PRelu", "Selu", "Celu", "Mish", "Sum", "Mean"};
+      "IsNaN", "IsInf", "Sign", "Round", "Sin", "Cos", "PRelu", "Selu", "Celu", "Mish", "Sum", "Mean", "Slice"};
   return ops;
 }
 
@@ -41,7 +42,7 @@ bool is_view_op(const Node& node) {
 }
 
 std::vector<Value*> data_inputs(const Node& node) {
-  bool shape_operand = is_view_op(node) || node.op.rfind("Reduce", 0) == 0;
+  bool shape_operand = is_view_op(node) || node.op.rfind("Reduce", 0) == 0 || node.op == "Slice";
   std::vector<Value*> out;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (node.inputs[i] != nullptr && !(shape_operand && i > 0)) out.push_back(node.inputs[i]);
@@ -55,8 +56,9 @@ bool is_kernel_op(const Node& node) {
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const Value* v = node.inputs[i];
     if (v == nullptr) continue;
-    // A reduction's axes operand is not data: it must be known when the kernel is generated.
-    if (reduction && i == 1) {
+    // A reduction's axes and a Slice's bounds are not data: they must be known when the kernel
+    // is generated.
+    if ((reduction && i == 1) || (node.op == "Slice" && i >= 1)) {
       if (!v->constant) return false;
       continue;
     }
@@ -170,7 +172,8 @@ class Deriver {
 
  private:
   bool add_node(const Node& n) {
-    return n.op == "Transpose" ? add_transpose(n) : is_reduction(n) ? add_reduction(n) : add_pointwise(n);
+    if (n.op == "Transpose" || n.op == "Slice") return add_index_map_load(n);
+    return is_reduction(n) ? add_reduction(n) : add_pointwise(n);
   }
 
   // ---- groups with views (Reshape, Flatten, Squeeze, Unsqueeze inside the kernel) ----
@@ -350,6 +353,7 @@ class Deriver {
       return true;
     }
     for (Node* n : nodes) {
+      if (feeds_only_index_maps(n->outputs[0])) continue;  // a link inside a Slice/Transpose chain
       if (n->outputs[0]->rank() > static_cast<int64_t>(space_.domain.size()) || space_.domain.empty()) {
         space_.domain = n->outputs[0]->shape;
       }
@@ -432,29 +436,111 @@ class Deriver {
     return true;
   }
 
-  // A transpose is a load with permuted strides: its input must come from outside the group.
-  bool add_transpose(const Node& n) {
+  // Transpose and Slice are loads through an index map of an input from outside the group:
+  // element i of the result is source[offset + sum_k i_k * strides_k]. A chain of them (a Slice
+  // then a Transpose) composes into one map; the values between are passed along.
+  struct IndexMap {
+    const Value* source = nullptr;
+    Dim offset = 0;
+    std::vector<Dim> strides;  // per axis of the mapped value
+  };
+
+  bool add_index_map_load(const Node& n) {
     const Value* in = n.input(0);
-    if (internal(in)) return reject(fmt::format("{}: transposing a value computed in the same kernel", n.describe()));
-    if (!place_output(n.outputs[0], n)) return false;
-    if (space_.access.at(n.outputs[0]).level != Level::Full) return reject(fmt::format("{}: row-level transpose", n.describe()));
+    IndexMap base;
+    if (internal(in)) {
+      if (!space_.passed_along.count(in)) {
+        return reject(fmt::format("{}: moving a value computed in the same kernel", n.describe()));
+      }
+      base = maps_.at(in);
+    } else {
+      if (transposed_inputs_.count(in) || space_.access.count(in)) {
+        return reject(fmt::format("{}: input '{}' is also read another way", n.describe(), in->name));
+      }
+      base = {in, Dim(0), contiguous_strides(in->shape)};
+    }
+    std::optional<IndexMap> map = n.op == "Transpose" ? transposed(n, base) : sliced(n, base);
+    if (!map) return false;
+    const Value* out = n.outputs[0];
+    maps_[out] = *map;
+    transposed_inputs_.insert(map->source);
+    if (feeds_only_index_maps(out)) {
+      // A link in the middle of a chain: the last link places the source's access.
+      space_.passed_along.insert(out);
+      space_.access[out] = {Level::Full, std::vector<Dim>(space_.domain.size(), Dim(0))};
+      return true;
+    }
+    if (!place_output(out, n)) return false;
+    if (space_.access.at(out).level != Level::Full || out->shape != space_.domain) {
+      return reject(fmt::format("{}: its result is not full-size in the kernel domain", n.describe()));
+    }
+    space_.access[map->source] = {Level::Full, map->strides, map->offset};
+    return true;
+  }
+
+  // Whether every reader of `v` in the group is another Transpose or Slice (and there is one).
+  bool feeds_only_index_maps(const Value* v) const {
+    bool any = false;
+    for (const Node* u : v->users) {
+      if (!members_.count(const_cast<Node*>(u))) continue;
+      if (u->op != "Transpose" && u->op != "Slice") return false;
+      any = true;
+    }
+    return any;
+  }
+
+  static std::vector<Dim> contiguous_strides(const Shape& shape) {
+    std::vector<Dim> strides(shape.size(), Dim(1));
+    for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+    return strides;
+  }
+
+  static IndexMap transposed(const Node& n, const IndexMap& base) {
     std::vector<int64_t> perm = n.attr_ints("perm");
     if (perm.empty()) {
-      for (int64_t i = in->rank() - 1; i >= 0; --i) perm.push_back(i);
+      for (auto i = static_cast<int64_t>(base.strides.size()); i-- > 0;) perm.push_back(i);
     }
-    std::vector<Dim> in_strides(in->shape.size(), Dim(1));
-    for (size_t i = in->shape.size(); i-- > 1;) in_strides[i - 1] = in_strides[i] * in->shape[i];
-    std::vector<Dim> strides(perm.size());
-    for (size_t i = 0; i < perm.size(); ++i) strides[i] = in_strides[perm[i]];
-    if (space_.access.count(in)) return reject(fmt::format("{}: input '{}' is also read untransposed", n.describe(), in->name));
-    space_.access[in] = {Level::Full, strides};
-    transposed_inputs_.insert(in);
-    return true;
+    IndexMap out{base.source, base.offset, std::vector<Dim>(perm.size())};
+    for (size_t i = 0; i < perm.size(); ++i) out.strides[i] = base.strides[perm[i]];
+    return out;
+  }
+
+  // ONNX Slice bounds (ops/slice_dims.h) on axes of constant length.
+  std::optional<IndexMap> sliced(const Node& n, const IndexMap& base) {
+    const Value* in = n.input(0);
+    auto ints = [&](size_t i) {
+      std::vector<int64_t> v;
+      const Tensor& t = *n.input(i)->constant;
+      for (int64_t k = 0; k < t.numel(); ++k) v.push_back(t.get_i64(k));
+      return v;
+    };
+    const std::vector<int64_t> starts = ints(1), ends = ints(2);
+    std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
+    for (size_t k = 0; k < axes.size(); ++k) axes[k] = static_cast<int64_t>(k);
+    if (n.has_input(3)) axes = ints(3);
+    if (n.has_input(4)) steps = ints(4);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
+      reject(fmt::format("{}: starts, ends, axes and steps differ in length", n.describe()));
+      return std::nullopt;
+    }
+    IndexMap out = base;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      const int64_t axis = axes[k] < 0 ? axes[k] + in->rank() : axes[k];
+      if (axis < 0 || axis >= in->rank() || !in->shape[axis].is_const() || steps[k] == 0) {
+        reject(fmt::format("{}: axis {} cannot be sliced in a kernel", n.describe(), axes[k]));
+        return std::nullopt;
+      }
+      const int64_t start = ops::clamp_slice_bound(starts[k], in->shape[axis].value(), steps[k]);
+      out.offset = out.offset + base.strides[axis] * Dim(start);
+      out.strides[axis] = base.strides[axis] * Dim(steps[k]);
+    }
+    return out;
   }
 
   const std::vector<Node*>& nodes_;
   std::set<Node*> members_;
-  std::set<const Value*> transposed_inputs_;
+  std::set<const Value*> transposed_inputs_;  // read through an index map (Transpose, Slice)
+  std::map<const Value*, IndexMap> maps_;     // results of index-map loads
   IterationSpace space_;
   std::string reason_;
   // Groups with views only (run_with_views).

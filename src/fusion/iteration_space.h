@@ -23,12 +23,16 @@ enum class Level { Full, Reduced };
 struct TensorAccess {
   Level level = Level::Full;
   std::vector<Dim> strides;  // element stride per domain axis; 0 = broadcast along that axis
+  Dim offset = 0;            // elements from the tensor's start to the domain's origin (a Slice's start)
 };
 
 struct IterationSpace {
   Shape domain;
   std::vector<int64_t> reduced_axes;  // sorted; empty for purely elementwise kernels
   std::map<const Value*, TensorAccess> access;  // every value the kernel reads, computes or writes
+  // Values between two index-map loads (the Slice in Slice -> Transpose): the kernel passes them
+  // along but never has them at the domain's points, so none may leave the kernel.
+  std::set<const Value*> passed_along;
 
   Shape reduced_shape() const;  // domain with the reduced axes set to 1
 };
@@ -42,7 +46,8 @@ struct IterationSpaceResult {
 IterationSpaceResult derive_iteration_space(const std::vector<Node*>& nodes);
 
 // Whether the node can be part of a generated kernel at all: its op is in kernel_op_types()
-// (pointwise ops, reductions, transpose) and its tensors are f32/f16/bf16/bool.
+// (pointwise ops, reductions, Transpose, Slice with constant bounds) and its tensors are
+// f32/f16/bf16/bool.
 bool is_kernel_op(const Node& node);
 const std::set<std::string, std::less<>>& kernel_op_types();
 

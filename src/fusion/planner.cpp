@@ -238,7 +238,22 @@ class Planner {
     }
     auto space = derive_iteration_space(all);
     why = space.reason;
-    return space.space.has_value();
+    if (!space.space) return false;
+    for (const Value* v : space.space->passed_along) {
+      if (leaves(v, all)) {
+        why = fmt::format("'{}' is needed outside the kernel in a shape the kernel never has", v->name);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Whether `v` is read outside `members` (or is a graph output).
+  bool leaves(const Value* v, const std::vector<Node*>& members) const {
+    if (graph_.is_output(v)) return true;
+    return std::any_of(v->users.begin(), v->users.end(), [&](Node* u) {
+      return planned_.count(u) && std::find(members.begin(), members.end(), u) == members.end();
+    });
   }
 
   std::vector<Value*> external_inputs(const std::vector<Node*>& members) const {

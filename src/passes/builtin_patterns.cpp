@@ -46,6 +46,9 @@ std::vector<Pattern> builtin_patterns() {
       pair("elementwise_reduce", PatternFamily::ElementwiseReduce, pointwise(), reduction()),
       pair("reduce_elementwise", PatternFamily::ReduceElementwise, reduction(), pointwise()),
       pair("transpose_elementwise", PatternFamily::Transpose, op({"Transpose"}), pointwise()),
+      pair("slice_elementwise", PatternFamily::Transpose, op({"Slice"}), pointwise()),
+      // A Slice then a Transpose (or the other way): one load through the composed index map.
+      pair("index_map_chain", PatternFamily::Transpose, op({"Slice", "Transpose"}), op({"Slice", "Transpose"})),
       pair("matmul_epilogue", PatternFamily::MatmulEpilogue, op({"MatMul", "Gemm"}), pointwise()),
   };
 }

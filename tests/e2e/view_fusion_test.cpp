@@ -1,8 +1,10 @@
-// Views (Reshape, Flatten, Squeeze, Unsqueeze) between fused ops: the kernel's iteration space
-// is the common refinement of the shapes on both sides (fusion/iteration_space.h), so the view
-// costs nothing and the ops around it are one kernel. Each graph runs fused against the reference
-// interpreter, with a bound on its kernels where the fusion must happen, and without one where
-// it must not (the shapes have no common refinement, or something else reads the view's input).
+// Views and index maps inside kernels. A view (Reshape, Flatten, Squeeze, Unsqueeze) between
+// fused ops: the kernel's iteration space is the common refinement of the shapes on both sides
+// (fusion/iteration_space.h), so the view costs nothing and the ops around it are one kernel. A
+// Slice or Transpose of a kernel's input (or a chain of them) is a load through one composed
+// index map. Each graph runs fused against the reference interpreter, with a bound on its
+// kernels where the fusion must happen, and without one where it must not (shapes without a
+// common refinement, a view's input read elsewhere, a sliced value that leaves the kernel).
 #include <gtest/gtest.h>
 
 #include "e2e/fused_vs_reference.h"
@@ -71,7 +73,50 @@ std::vector<Case> cases() {
     Value* back = reshape(g, node(g, "Mul", {heads, reshape(g, x, {5, 6, 8})}), {5, 48});
     return std::vector<Value*>{node(g, "Sub", {back, x})};
   }));
+  // Slices: a window of the last axis, a negative step, Slice -> Transpose and back.
+  auto slice = [](Graph& g, Value* x, std::vector<int64_t> starts, std::vector<int64_t> ends, std::vector<int64_t> axes,
+                  std::vector<int64_t> steps) {
+    return node(g, "Slice", {x, ints(g, "starts", starts), ints(g, "ends", ends), ints(g, "axes", axes), ints(g, "steps", steps)});
+  };
+  out.push_back(on_input("slice_window_then_elementwise", filled({3, 5, 64}, 13), [slice](Graph& g, Value* x) {
+    Value* w = slice(g, x, {16}, {48}, {-1}, {1});
+    return std::vector<Value*>{node(g, "Add", {node(g, "Mul", {w, w}), g.add_constant("one", Tensor::scalar_f32(1.0f))})};
+  }, 1));
+  out.push_back(on_input("slice_negative_step", filled({7, 9, 20}, 14), [slice](Graph& g, Value* x) {
+    return std::vector<Value*>{node(g, "Exp", {slice(g, x, {-1, 18}, {-100, 1}, {1, 2}, {-2, -3})})};
+  }, 1));
+  out.push_back(on_input("slice_then_transpose", filled({4, 6, 10}, 15), [slice](Graph& g, Value* x) {
+    Value* t = node(g, "Transpose", {slice(g, x, {2}, {8}, {2}, {1})}, {{"perm", std::vector<int64_t>{2, 0, 1}}});
+    return std::vector<Value*>{node(g, "Sigmoid", {t})};
+  }, 1));
+  out.push_back(on_input("transpose_then_slice", filled({4, 6, 10}, 16), [slice](Graph& g, Value* x) {
+    Value* t = node(g, "Transpose", {x}, {{"perm", std::vector<int64_t>{1, 2, 0}}});
+    return std::vector<Value*>{node(g, "Neg", {slice(g, t, {1, 0}, {6, 3}, {0, 2}, {2, 1})})};
+  }, 1));
+  // A slice of a value the kernel computes cannot be a load: two kernels.
+  out.push_back(on_input("slice_of_a_computed_value", filled({6, 32}, 17), [slice](Graph& g, Value* x) {
+    return std::vector<Value*>{node(g, "Neg", {slice(g, node(g, "Exp", {x}), {0}, {16}, {1}, {1})})};
+  }, 2));
+  // The link between Slice and Transpose is also an output: it must be written as it is.
+  out.push_back(on_input("sliced_value_is_also_an_output", filled({4, 6, 10}, 18), [slice](Graph& g, Value* x) {
+    Value* s = slice(g, x, {1}, {9}, {2}, {1});
+    return std::vector<Value*>{s, node(g, "Transpose", {s}, {{"perm", std::vector<int64_t>{0, 2, 1}}})};
+  }));
+  // The sliced value also read as it is, next to its transpose.
+  out.push_back(on_input("sliced_value_read_two_ways", filled({4, 6, 10}, 19), [slice](Graph& g, Value* x) {
+    Value* s = slice(g, x, {0}, {5}, {1}, {1});
+    Value* t = node(g, "Transpose", {s}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+    return std::vector<Value*>{node(g, "Exp", {t}), node(g, "Abs", {s})};
+  }));
   // Symbolic batch, run at two sizes.
+  out.push_back({"symbolic_slice",
+                 [slice](Graph& g) {
+                   Value* x = g.add_input("x", DType::f32, {Dim::symbol("N"), Dim(16), Dim(40)});
+                   g.add_output(node(g, "Tanh", {slice(g, x, {5}, {25}, {2}, {1})}));
+                   return std::vector<std::map<std::string, Tensor>>{{{"x", filled({3, 16, 40}, 20)}},
+                                                                     {{"x", filled({1, 16, 40}, 21)}}};
+                 },
+                 1});
   out.push_back({"symbolic_split_softmax_merge",
                  [](Graph& g) {
                    Value* x = g.add_input("x", DType::f32, {Dim::symbol("N"), Dim(8), Dim(64)});
