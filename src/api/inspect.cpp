@@ -7,6 +7,7 @@
 
 #include "api/text_table.h"
 #include "fusion/execution_plan.h"
+#include "runtime/library_call.h"
 
 namespace tilefuse::api {
 namespace {
@@ -67,6 +68,8 @@ std::vector<const Value*> values_in_reading_order(const Graph& graph) {
 PlanStepInfo describe_step(const fusion::PlanStep& step, const RoleLookup& roles) {
   PlanStepInfo info;
   info.kind = step.kind;
+  // A host op the runtime has its own code for (Gather, Split, Concat, ...) runs as a library call.
+  if (step.kind == fusion::StepKind::Host && runtime::library_call_supports(*step.node)) info.kind = fusion::StepKind::LibraryCall;
   info.bytes = fusion::step_bytes(step);
   if (step.kind != fusion::StepKind::Kernel) {
     // What step_bytes counts for these steps: every present input and every output.

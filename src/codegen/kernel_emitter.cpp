@@ -31,14 +31,16 @@ bool is_reduction(const Node& n) { return n.def().has(kReduction); }
 // The values a node computes with, by input position (nullptr for an omitted optional input).
 // A reduction's axes and a view's shape are compile-time facts, not operands.
 std::vector<const Value*> operands_of(const Node& n) {
-  if (is_reduction(n) || fusion::is_view_op(n) || n.op == "Slice") return {n.input(0)};
+  if (is_reduction(n) || fusion::is_view_op(n) || n.op == "Slice" || n.op == "Expand") return {n.input(0)};
   return {n.inputs.begin(), n.inputs.end()};
 }
 
-// Ops whose value at a point of the domain is their input's value there: Transpose and Slice
+// Ops whose value at a point of the domain is their input's value there: Transpose, Slice, Expand
 // (their input is read through the index map, fusion/iteration_space.h) and views (the
 // iteration space spans both shapes).
-bool passes_value_through(const Node& n) { return n.op == "Transpose" || n.op == "Slice" || fusion::is_view_op(n); }
+bool passes_value_through(const Node& n) {
+  return n.op == "Transpose" || n.op == "Slice" || n.op == "Expand" || fusion::is_view_op(n);
+}
 
 // Accumulator type of each reduction op: one for a row, or (`columns`) one per column of a tile.
 std::string accumulator_type(const Node& n, bool columns) {

@@ -23,7 +23,7 @@ const std::set<std::string, std::less<>>& kernel_op_types() {
       "LeakyRelu", "Elu", "Sigmoid", "HardSigmoid", "HardSwish", "Softplus", "Tanh", "Erf", "Gelu", "Clip", "Min",
       "Max", "Where", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Cast",
       "Identity", "Dropout", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "Transpose",
-      "IsNaN", "IsInf", "Sign", "Round", "Sin", "Cos", "PRelu", "Selu", "Celu", "Mish", "Sum", "Mean", "Slice"};
+      "IsNaN", "IsInf", "Sign", "Round", "Sin", "Cos", "PRelu", "Selu", "Celu", "Mish", "Sum", "Mean", "Slice", "Expand"};
   return ops;
 }
 
@@ -42,10 +42,15 @@ bool is_view_op(const Node& node) {
 }
 
 std::vector<Value*> data_inputs(const Node& node) {
-  bool shape_operand = is_view_op(node) || node.op.rfind("Reduce", 0) == 0 || node.op == "Slice";
+  bool shape_operand = is_view_op(node) || node.op.rfind("Reduce", 0) == 0;
+  // A Slice's bounds and an Expand's shape are compile-time facts when they are constants;
+  // computed ones are read at run time (the step then runs on the host).
+  bool constant_operands = node.op == "Slice" || node.op == "Expand";
   std::vector<Value*> out;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
-    if (node.inputs[i] != nullptr && !(shape_operand && i > 0)) out.push_back(node.inputs[i]);
+    Value* v = node.inputs[i];
+    if (v == nullptr || (i > 0 && (shape_operand || (constant_operands && v->constant)))) continue;
+    out.push_back(v);
   }
   return out;
 }
@@ -58,7 +63,7 @@ bool is_kernel_op(const Node& node) {
     if (v == nullptr) continue;
     // A reduction's axes and a Slice's bounds are not data: they must be known when the kernel
     // is generated.
-    if ((reduction && i == 1) || (node.op == "Slice" && i >= 1)) {
+    if ((reduction && i == 1) || ((node.op == "Slice" || node.op == "Expand") && i >= 1)) {
       if (!v->constant) return false;
       continue;
     }
@@ -172,7 +177,7 @@ class Deriver {
 
  private:
   bool add_node(const Node& n) {
-    if (n.op == "Transpose" || n.op == "Slice") return add_index_map_load(n);
+    if (is_index_map_op(n)) return add_index_map_load(n);
     return is_reduction(n) ? add_reduction(n) : add_pointwise(n);
   }
 
@@ -436,7 +441,7 @@ class Deriver {
     return true;
   }
 
-  // Transpose and Slice are loads through an index map of an input from outside the group:
+  // Transpose, Slice and Expand are loads through an index map of an input from outside the group:
   // element i of the result is source[offset + sum_k i_k * strides_k]. A chain of them (a Slice
   // then a Transpose) composes into one map; the values between are passed along.
   struct IndexMap {
@@ -459,7 +464,9 @@ class Deriver {
       }
       base = {in, Dim(0), contiguous_strides(in->shape)};
     }
-    std::optional<IndexMap> map = n.op == "Transpose" ? transposed(n, base) : sliced(n, base);
+    std::optional<IndexMap> map = n.op == "Transpose" ? transposed(n, base)
+                                  : n.op == "Slice"   ? sliced(n, base)
+                                                      : expanded(n, base);
     if (!map) return false;
     const Value* out = n.outputs[0];
     maps_[out] = *map;
@@ -483,7 +490,7 @@ class Deriver {
     bool any = false;
     for (const Node* u : v->users) {
       if (!members_.count(const_cast<Node*>(u))) continue;
-      if (u->op != "Transpose" && u->op != "Slice") return false;
+      if (!is_index_map_op(*u)) return false;
       any = true;
     }
     return any;
@@ -503,6 +510,21 @@ class Deriver {
     IndexMap out{base.source, base.offset, std::vector<Dim>(perm.size())};
     for (size_t i = 0; i < perm.size(); ++i) out.strides[i] = base.strides[perm[i]];
     return out;
+  }
+
+  static bool is_index_map_op(const Node& n) { return n.op == "Transpose" || n.op == "Slice" || n.op == "Expand"; }
+
+  // Expand: the input right-aligned onto the result, stride 0 along the axes it broadcasts.
+  static std::optional<IndexMap> expanded(const Node& n, const IndexMap& base) {
+    const Shape& in = n.input(0)->shape;
+    const Shape& out = n.outputs[0]->shape;
+    if (out.size() < in.size()) return std::nullopt;
+    IndexMap m{base.source, base.offset, std::vector<Dim>(out.size(), Dim(0))};
+    const size_t lead = out.size() - in.size();
+    for (size_t a = 0; a < in.size(); ++a) {
+      if (!(in[a] == Dim(1))) m.strides[lead + a] = base.strides[a];
+    }
+    return m;
   }
 
   // ONNX Slice bounds (ops/slice_dims.h) on axes of constant length.

@@ -51,8 +51,9 @@ IterationSpaceResult derive_iteration_space(const std::vector<Node*>& nodes);
 bool is_kernel_op(const Node& node);
 const std::set<std::string, std::less<>>& kernel_op_types();
 
-// The inputs a step reads at run time: all present inputs, except a reduction's axes and a
-// view's shape operand, which are compile-time facts (constants or already in the IR shapes).
+// The inputs a step reads at run time: all present inputs, except a reduction's axes, a view's
+// shape operand and a constant Slice bound or Expand shape, which are compile-time facts
+// (constants or already in the IR shapes).
 std::vector<Value*> data_inputs(const Node& node);
 bool is_view_op(const Node& node);
 

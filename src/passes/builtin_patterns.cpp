@@ -46,9 +46,10 @@ std::vector<Pattern> builtin_patterns() {
       pair("elementwise_reduce", PatternFamily::ElementwiseReduce, pointwise(), reduction()),
       pair("reduce_elementwise", PatternFamily::ReduceElementwise, reduction(), pointwise()),
       pair("transpose_elementwise", PatternFamily::Transpose, op({"Transpose"}), pointwise()),
-      pair("slice_elementwise", PatternFamily::Transpose, op({"Slice"}), pointwise()),
-      // A Slice then a Transpose (or the other way): one load through the composed index map.
-      pair("index_map_chain", PatternFamily::Transpose, op({"Slice", "Transpose"}), op({"Slice", "Transpose"})),
+      pair("index_map_elementwise", PatternFamily::Transpose, op({"Slice", "Expand"}), pointwise()),
+      // Slice, Transpose and Expand after one another: one load through the composed index map.
+      pair("index_map_chain", PatternFamily::Transpose, op({"Slice", "Transpose", "Expand"}),
+           op({"Slice", "Transpose", "Expand"})),
       pair("matmul_epilogue", PatternFamily::MatmulEpilogue, op({"MatMul", "Gemm"}), pointwise()),
   };
 }

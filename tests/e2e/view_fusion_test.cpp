@@ -1,7 +1,7 @@
 // Views and index maps inside kernels. A view (Reshape, Flatten, Squeeze, Unsqueeze) between
 // fused ops: the kernel's iteration space is the common refinement of the shapes on both sides
 // (fusion/iteration_space.h), so the view costs nothing and the ops around it are one kernel. A
-// Slice or Transpose of a kernel's input (or a chain of them) is a load through one composed
+// Slice, Expand or Transpose of a kernel's input (or a chain of them) is a load through one composed
 // index map. Each graph runs fused against the reference interpreter, with a bound on its
 // kernels where the fusion must happen, and without one where it must not (shapes without a
 // common refinement, a view's input read elsewhere, a sliced value that leaves the kernel).
@@ -108,6 +108,24 @@ std::vector<Case> cases() {
     Value* t = node(g, "Transpose", {s}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
     return std::vector<Value*>{node(g, "Exp", {t}), node(g, "Abs", {s})};
   }));
+  // A padding mask expanded over the query axis, cast and scaled (attention's additive mask).
+  out.push_back({"expanded_mask",
+                 [](Graph& g) {
+                   Value* keep = g.add_input("keep", DType::boolean, {Dim(2), Dim(1), Dim(1), Dim(12)});
+                   Value* e = node(g, "Expand", {keep, ints(g, "shape", {2, 1, 12, 12})});
+                   Value* f = node(g, "Cast", {e}, {{"to", int64_t{1}}});
+                   Value* one = g.add_constant("one", Tensor::scalar_f32(1.0f));
+                   Value* big = g.add_constant("big", Tensor::scalar_f32(-10000.0f));
+                   g.add_output(node(g, "Mul", {node(g, "Sub", {one, f}), big}));
+                   Tensor k(DType::boolean, {2, 1, 1, 12});
+                   for (int64_t i = 0; i < k.numel(); ++i) k.set_f64(i, i % 5 != 0 ? 1.0 : 0.0);
+                   return std::vector<std::map<std::string, Tensor>>{{{"keep", k}}};
+                 },
+                 1});
+  out.push_back(on_input("expand_then_transpose", filled({3, 1, 8}, 22), [](Graph& g, Value* x) {
+    Value* e = node(g, "Expand", {x, ints(g, "shape", {3, 5, 8})});
+    return std::vector<Value*>{node(g, "Exp", {node(g, "Transpose", {e}, {{"perm", std::vector<int64_t>{2, 0, 1}}})})};
+  }, 1));
   // Symbolic batch, run at two sizes.
   out.push_back({"symbolic_slice",
                  [slice](Graph& g) {
