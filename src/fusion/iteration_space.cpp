@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "fusion/shape_refinement.h"
 #include "ir/op_registry.h"
 #include "ir/ops/slice_dims.h"
 #include "passes/pattern.h"
@@ -100,58 +101,6 @@ std::optional<std::vector<Dim>> broadcast_strides(const Shape& shape, const Shap
     stride = stride * d;
   }
   return strides;
-}
-
-// The finest shape both `a` and `b` are regroupings of (every dim of either is a product of
-// consecutive dims of the result), size-1 dims dropped: [N, 32, 128] and [N, 32, 4, 32] give
-// [N, 32, 4, 32]. nullopt if there is none ([4, 6] and [6, 4]) or it cannot be proven with
-// symbolic dims.
-std::optional<Shape> common_refinement(const Shape& a, const Shape& b) {
-  Shape x, y, out;
-  for (const Dim& d : a) if (!(d == Dim(1))) x.push_back(d);
-  for (const Dim& d : b) if (!(d == Dim(1))) y.push_back(d);
-  size_t i = 0, j = 0;
-  std::optional<Dim> da, db;
-  while (true) {
-    if (!da && i < x.size()) da = x[i++];
-    if (!db && j < y.size()) db = y[j++];
-    if (!da || !db) break;
-    if (*da == *db) {
-      out.push_back(*da);
-      da.reset(), db.reset();
-      continue;
-    }
-    if (!da->is_const() || !db->is_const()) return std::nullopt;
-    const int64_t p = da->value(), q = db->value();
-    if (p % q == 0) {
-      out.push_back(*db), db.reset(), da = Dim(p / q);
-    } else if (q % p == 0) {
-      out.push_back(*da), da.reset(), db = Dim(q / p);
-    } else {
-      return std::nullopt;
-    }
-  }
-  if (da || db) return std::nullopt;  // different element counts
-  return out;
-}
-
-// For each axis of `shape`, the consecutive axes of its refinement `r` it is made of (none for a
-// size-1 axis); nullopt if `r` does not refine `shape`.
-std::optional<std::vector<std::vector<int64_t>>> refinement_groups(const Shape& shape, const Shape& r) {
-  std::vector<std::vector<int64_t>> groups(shape.size());
-  size_t k = 0;
-  for (size_t a = 0; a < shape.size(); ++a) {
-    if (shape[a] == Dim(1)) continue;
-    Dim product = 1;
-    while (k < r.size() && !(product == shape[a])) {
-      product = product * r[k];
-      groups[a].push_back(static_cast<int64_t>(k++));
-    }
-    if (!(product == shape[a])) return std::nullopt;
-  }
-  const bool scalar = r.size() == 1 && r[0] == Dim(1) && k == 0;  // every axis of `shape` is 1
-  if (k != r.size() && !scalar) return std::nullopt;
-  return groups;
 }
 
 class Deriver {
