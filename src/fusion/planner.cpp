@@ -199,20 +199,23 @@ class Planner {
             readers.push_back(it->second);
           }
         }
-        for (size_t i = 1; i < readers.size(); ++i) try_sibling_merge(v, readers[0], readers[i]);
+        int merged = readers.empty() ? -1 : readers[0];
+        for (size_t i = 1; i < readers.size(); ++i) merged = try_sibling_merge(v, merged, readers[i]);
       }
     }
   }
 
-  void try_sibling_merge(const Value* shared, int a, int b) {
-    if (a == b || groups_[a].dead || groups_[b].dead) return;
+  // Returns the group that holds `a`'s nodes afterwards.
+  int try_sibling_merge(const Value* shared, int a, int b) {
+    if (a == b || groups_[a].dead || groups_[b].dead) return a;
     std::string why;
     if (!legal(a, b, why)) {
       spdlog::debug("fusion: not merging the readers of '{}' (siblings): {}", shared->name, why);
-      return;
+      return a;
     }
-    if (derive_iteration_space(union_nodes(a, b)).space->domain != shared->shape) return;
+    if (derive_iteration_space(union_nodes(a, b)).space->domain != shared->shape) return a;
     merge(std::min(a, b), std::max(a, b), "siblings");
+    return std::min(a, b);
   }
 
   std::vector<Node*> union_nodes(int a, int b) const {
