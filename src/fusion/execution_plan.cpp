@@ -7,6 +7,7 @@
 #include "passes/matmul_transpose_folding.h"
 #include "passes/decompose_composites.h"
 #include "passes/pattern_registry.h"
+#include "passes/reduction_splitting.h"
 
 namespace tilefuse::fusion {
 
@@ -18,6 +19,7 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
     passes::fold_matmul_biases(planned.graph);
   }
   passes::decompose_composites(planned.graph);
+  if (fuse) passes::split_long_reductions(planned.graph);  // after decomposition: its reductions too
   PlannerOptions options;
   options.fuse = fuse;
   planned.plan = plan_fusion(planned.graph, passes::PatternRegistry::with_builtins(), options);

@@ -92,7 +92,15 @@ std::vector<Case> cases() {
                    for (int64_t i = 0; i < k.numel(); ++i) k.set_f64(i, (i * 7) % 3 != 0 ? 1.0 : 0.0);
                    return std::vector<std::map<std::string, Tensor>>{{{"x", filled({64, 33}, 12)}, {"keep", k}}};
                  }});
-  // Siblings: readers of the same x in one kernel (fusion/planner.h).
+  // Long reductions with few results, split into 16 slabs and a combine (reduction_splitting.h):
+  // the producer stays in the partial kernel through the slab view.
+  out.push_back(on_input("split_full_mean_of_squares", filled({1024, 512}, 20), [](Graph& g, Value* x) {
+    return std::vector<Value*>{reduce(g, "ReduceMean", node(g, "Mul", {x, x}), {0, 1}, false)};
+  }, 2));
+  out.push_back(on_input("split_narrow_column_max", filled({262144, 4}, 21), [](Graph& g, Value* x) {
+    return std::vector<Value*>{reduce(g, "ReduceMax", x, {0}), reduce(g, "ReduceMin", x, {0})};
+  }, 3));  // the partial max and min as siblings, and the two combines
+    // Siblings: readers of the same x in one kernel (fusion/planner.h).
   out.push_back(on_input("siblings_column_sum_mean_max", filled({500, 70}, 18, 0.5), [](Graph& g, Value* x) {
     Value* shifted = node(g, "Add", {x, g.add_constant("shift", Tensor::scalar_f32(1.5f))});
     return std::vector<Value*>{reduce(g, "ReduceSum", shifted, {0}, false), reduce(g, "ReduceMean", x, {0}, false),
