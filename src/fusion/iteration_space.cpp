@@ -239,8 +239,7 @@ class Deriver {
   bool add_view(const Node& n, const Shape& refined) {
     const Value* in = n.input(0);
     const Value* out = n.outputs[0];
-    std::vector<Dim> contiguous(refined.size(), Dim(1));
-    for (size_t r = refined.size(); r-- > 1;) contiguous[r - 1] = contiguous[r] * refined[r];
+    const std::vector<Dim> contiguous = contiguous_strides(refined);
     for (const Value* v : {in, out}) {
       if (!(num_elements(v->shape) == num_elements(refined))) {
         return reject(fmt::format("{}: '{}' {} is not full-size in the kernel domain {}", n.describe(), v->name,

@@ -5,6 +5,7 @@
 #include "ir/error.h"
 #include "ir/ops/slice_dims.h"
 #include "ir/shape.h"
+#include "ir/tensor.h"
 
 namespace tilefuse::runtime {
 
@@ -75,12 +76,6 @@ void copy_through(ThreadTeam& team, const IndexMap& map, const Tensor& source, T
   });
 }
 
-std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
-  return strides;
-}
-
 int64_t normalized_axis(const Node& node, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) fail_user("{}: axis {} is out of range for rank {}", node.describe(), axis, rank);
   return axis < 0 ? axis + rank : axis;
@@ -102,7 +97,7 @@ void check_shape(const Node& node, const std::vector<int64_t>& computed, const T
 // Expand: the output's shape, x right-aligned onto it, stride 0 where x has 1.
 IndexMap expand_map(const Node& node, const Tensor& x, const std::vector<int64_t>& out_shape) {
   IndexMap m{out_shape, std::vector<int64_t>(out_shape.size(), 0), 0};
-  const std::vector<int64_t> x_strides = row_major_strides(x.shape());
+  const std::vector<int64_t> x_strides = contiguous_strides(x.shape());
   const size_t offset = out_shape.size() - x.shape().size();
   for (size_t d = 0; d < x.shape().size(); ++d) {
     if (x.shape()[d] == 1) continue;
@@ -127,7 +122,7 @@ IndexMap slice_map(const Node& node, const std::vector<Tensor>& in) {
     fail_user("{}: starts, ends, axes and steps must have equal lengths, got {}, {}, {}, {}", node.describe(),
               starts.size(), ends.size(), axes.size(), steps.size());
   }
-  IndexMap m{x.shape(), row_major_strides(x.shape()), 0};
+  IndexMap m{x.shape(), contiguous_strides(x.shape()), 0};
   for (size_t i = 0; i < axes.size(); ++i) {
     const int64_t axis = normalized_axis(node, axes[i], x.rank());
     const int64_t n = x.shape()[axis];
