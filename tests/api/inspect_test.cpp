@@ -116,6 +116,20 @@ TEST(InspectPlan, StepsListLibraryCallAndFusedKernelWithTheirTensors) {
   EXPECT_EQ(kernel.bytes, N * 96);
 }
 
+TEST(InspectPlan, HostOpsTheRuntimeRunsAreLibraryCallsOthersHostSteps) {
+  // An embedding lookup (Gather: runtime code) and an integer Cast (reference kernels).
+  Graph g;
+  Value* table = g.add_constant("table", Tensor(DType::f32, {10, 4}));
+  Value* ids = g.add_input("ids", DType::i64, {Dim(3)});
+  g.add_output(g.add_node("Gather", "embed", {table, ids}, {"rows"})->outputs[0]);
+  g.add_output(g.add_node("Cast", "cast", {ids}, {"ids32"}, {{"to", int64_t{6}}})->outputs[0]);
+  g.infer_shapes();
+  const PlanSummary plan = inspect_graph(g).plan;
+  ASSERT_EQ(plan.steps.size(), 2u);
+  EXPECT_EQ(plan.steps[0].kind, fusion::StepKind::LibraryCall) << plan.steps[0].name;
+  EXPECT_EQ(plan.steps[1].kind, fusion::StepKind::Host) << plan.steps[1].name;
+}
+
 TEST(InspectPlan, TotalsCompareFusedWithUnfusedAtAStatedSize) {
   const PlanSummary plan = inspect_graph(matmul_epilogue()).plan;
   EXPECT_EQ(plan.kernels_fused, 2);
