@@ -7,6 +7,7 @@
 
 #include "api/text_table.h"
 #include "fusion/execution_plan.h"
+#include "fusion/shape_only_steps.h"
 #include "runtime/library_call.h"
 
 namespace tilefuse::api {
@@ -97,9 +98,13 @@ PlanSummary summarize_plans(const Graph& graph) {
   const fusion::ExecutionPlan unfused = fusion::plan_for_execution(graph, false);
   PlanSummary summary;
   const RoleLookup roles(fused.graph);
-  for (const fusion::PlanStep& step : fused.plan.steps) summary.steps.push_back(describe_step(step, roles));
-  summary.kernels_fused = fused.plan.num_kernels();
-  summary.kernels_unfused = unfused.plan.num_kernels();
+  const std::vector<bool> per_shape = fusion::find_shape_only_steps(fused.plan);
+  for (size_t i = 0; i < fused.plan.steps.size(); ++i) {
+    summary.steps.push_back(describe_step(fused.plan.steps[i], roles));
+    summary.steps.back().per_shape = per_shape[i];
+  }
+  summary.kernels_fused = fusion::run_time_launches(fused.plan, per_shape);
+  summary.kernels_unfused = fusion::run_time_launches(unfused.plan, fusion::find_shape_only_steps(unfused.plan));
   summary.bytes_fused = fused.plan.compulsory_bytes();
   summary.bytes_unfused = unfused.plan.compulsory_bytes();
   summary.launch_reduction = reduction(static_cast<double>(summary.kernels_fused),
@@ -146,6 +151,7 @@ nlohmann::json step_to_json(const PlanStepInfo& step) {
   json["inputs"] = tensors_to_json(step.inputs);
   json["outputs"] = tensors_to_json(step.outputs);
   json["bytes"] = bytes_to_json(step.bytes);
+  if (step.per_shape) json["per_shape"] = true;
   return json;
 }
 
@@ -187,8 +193,9 @@ std::string plan_to_table(const PlanSummary& plan) {
   std::vector<std::vector<std::string>> rows = {{"step", "kind", "name", "ops", "bytes"}};
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStepInfo& step = plan.steps[i];
-    rows.push_back({std::to_string(i), std::string(fusion::step_kind_name(step.kind)), step.name, ops_text(step),
-                    step.bytes.to_string()});
+    std::string kind(fusion::step_kind_name(step.kind));
+    if (step.per_shape) kind += " (per shape)";
+    rows.push_back({std::to_string(i), kind, step.name, ops_text(step), step.bytes.to_string()});
   }
   return out + render_table(rows);
 }

@@ -45,11 +45,12 @@ struct PlanStepInfo {
   std::vector<TensorInfo> inputs;     // roles are those in the planned (decomposed) graph
   std::vector<TensorInfo> outputs;
   Dim bytes;                          // compulsory bytes (fusion::step_bytes)
+  bool per_shape = false;             // computed once per set of input shapes, not on every run
 };
 
 struct PlanSummary {
   std::vector<PlanStepInfo> steps;  // the fused plan in execution order
-  int64_t kernels_fused = 0;        // launches: kernels, library calls and host ops
+  int64_t kernels_fused = 0;        // launches per run: kernels, library calls and host ops
   int64_t kernels_unfused = 0;
   Dim bytes_fused;
   Dim bytes_unfused;

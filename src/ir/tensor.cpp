@@ -167,15 +167,20 @@ Tensor Tensor::reshaped(std::vector<int64_t> shape) const {
 
 Tensor Tensor::cast(DType to) const {
   Tensor out(to, shape_);
-  bool int_to_int = !is_float(dtype_) && !is_float(to);
-  for (int64_t i = 0; i < numel_; ++i) {
+  cast_into(out, 0, numel_);
+  return out;
+}
+
+void Tensor::cast_into(Tensor& out, int64_t begin, int64_t end) const {
+  // Integers go through int64 (exact); anything with a float side goes through double.
+  const bool int_to_int = !is_float(dtype_) && !is_float(out.dtype());
+  for (int64_t i = begin; i < end; ++i) {
     if (int_to_int) {
       out.set_i64(i, get_i64(i));
     } else {
       out.set_f64(i, get_f64(i));
     }
   }
-  return out;
 }
 
 bool Tensor::same_bytes(const Tensor& other) const {

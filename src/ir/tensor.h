@@ -68,6 +68,8 @@ class Tensor {
   Tensor reshaped(std::vector<int64_t> shape) const;
   // Element-wise conversion (ONNX Cast semantics: float->int truncates, ->bool is != 0).
   Tensor cast(DType to) const;
+  // The same conversion of elements [begin, end) into `out` (same element count, any dtype).
+  void cast_into(Tensor& out, int64_t begin, int64_t end) const;
   bool same_bytes(const Tensor& other) const;
 
   std::string summary() const;  // "f32[2, 3]"

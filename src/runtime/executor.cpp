@@ -15,6 +15,7 @@
 #include "codegen/kernel_emitter.h"
 #include "codegen/support_headers.h"
 #include "fusion/execution_plan.h"
+#include "fusion/shape_only_steps.h"
 #include "io/atomic_file.h"
 #include "ir/checked_size.h"
 #include "ir/error.h"
@@ -23,6 +24,7 @@
 #include "runtime/kernel_library.h"
 #include "runtime/library_call.h"
 #include "runtime/memory_planner.h"
+#include "runtime/shape_only_values.h"
 #include "runtime/thread_team.h"
 
 namespace tilefuse::runtime {
@@ -73,6 +75,7 @@ struct Prepared {
   SymbolBindings bindings;
   std::map<const Value*, std::vector<int64_t>> shapes;
   std::map<const Value*, size_t> arena_offset;  // intermediates
+  ShapeOnlyValues shape_only_values;            // results of the shape-only steps, for these shapes
   Arena arena;
   std::vector<std::vector<int64_t>> kernel_symbols;  // per step (empty for non-kernels)
   std::vector<int64_t> kernel_blocks;                // per step; -1 until known (kernels awaiting tuning)
@@ -94,6 +97,7 @@ struct Executor::Impl {
   std::shared_ptr<ThreadTeam> team_ptr;
   ThreadTeam& team;
   std::map<const Value*, const Value*> alias_of;  // view outputs -> the value whose bytes they are
+  std::vector<bool> shape_only;                   // per step: computed when shapes are prepared, not run
   std::map<std::string, Prepared> prepared;       // by bindings text
   std::list<std::string> recent_shapes;           // keys of `prepared`, most recently run first
   // What building and tuning kernels needs; kept because the first run may still tune.
@@ -112,6 +116,7 @@ struct Executor::Impl {
     for (const auto& step : plan.steps) {
       if (step.kind == fusion::StepKind::View) alias_of[step.node->outputs[0]] = root(step.node->input(0));
     }
+    shape_only = fusion::find_shape_only_steps(plan);
     compile_kernels();
     prepare_library_calls();
   }
@@ -128,7 +133,7 @@ struct Executor::Impl {
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];
       const bool runs_on_node = step.kind == fusion::StepKind::LibraryCall || step.kind == fusion::StepKind::Host;
-      if (!runs_on_node || !library_call_supports(*step.node)) continue;
+      if (!runs_on_node || shape_only[i] || !library_call_supports(*step.node)) continue;
       library_calls[i] = prepare_library_call(*step.node, blocking);
       counters.packed_weight_bytes += library_calls[i]->packed_bytes();
     }
@@ -245,6 +250,8 @@ struct Executor::Impl {
       for (const Value* v : step_outputs(step)) p.shapes[v] = concrete(v, b);
     }
     for (const Value* v : graph.outputs()) p.shapes[v] = concrete(v, b);
+    p.shape_only_values =
+        compute_shape_only_values(plan, shape_only, p.shapes, [this](const Value* v) { return root(v); });
     place_intermediates(p);
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       std::vector<int64_t> syms;
@@ -276,7 +283,7 @@ struct Executor::Impl {
     const int end_of_run = static_cast<int>(plan.steps.size());
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];
-      if (step.kind == fusion::StepKind::View) continue;
+      if (step.kind == fusion::StepKind::View || shape_only[i]) continue;
       int s = static_cast<int>(i);
       for (const Value* out : step_outputs(step)) {
         if (is_graph_io(out)) continue;
@@ -352,6 +359,7 @@ struct Executor::Impl {
 
     for (const Value* in : graph.inputs()) bound.data[in] = const_cast<void*>(inputs.at(in->name).raw());
     for (const auto& [v, offset] : p.arena_offset) bound.data[v] = p.arena.data() + offset;
+    for (const auto& [v, t] : p.shape_only_values) bound.data[v] = const_cast<void*>(t.raw());
     const auto& outs = graph.outputs();
     outputs.resize(outs.size());
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -459,7 +467,10 @@ struct Executor::Impl {
         s.name = step.node->name.empty() ? step.node->op : step.node->name;
         s.ops = step.node->op;
         const bool library = library_calls[i] != nullptr;  // runtime code, not the reference kernels
-        s.kind = step.kind == fusion::StepKind::View ? "view" : library ? "library" : "host";
+        s.kind = step.kind == fusion::StepKind::View ? "view"
+                 : shape_only[i]                      ? "per-shape"
+                 : library                            ? "library"
+                                                      : "host";
       }
       s.flops = step.kind == fusion::StepKind::View ? 0 : step_flops(step, p);
       profile.steps.push_back(std::move(s));
@@ -477,7 +488,7 @@ struct Executor::Impl {
     }
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];
-      if (step.kind == fusion::StepKind::View) continue;
+      if (step.kind == fusion::StepKind::View || shape_only[i]) continue;
       if (step.kind == fusion::StepKind::Kernel) {
         run_kernel_step(i, bound, p);
         continue;
@@ -515,7 +526,7 @@ std::vector<Tensor> Executor::run(const std::map<std::string, Tensor>& inputs) {
 
 const fusion::FusionPlan& Executor::plan() const { return impl_->plan; }
 
-int64_t Executor::launches() const { return impl_->plan.num_kernels(); }
+int64_t Executor::launches() const { return fusion::run_time_launches(impl_->plan, impl_->shape_only); }
 
 std::vector<TuningSummary> Executor::tuning_summaries() const {
   std::vector<TuningSummary> out;

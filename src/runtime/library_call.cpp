@@ -2,6 +2,8 @@
 
 #include "ir/error.h"
 #include "runtime/axis_parts_call.h"
+#include "runtime/broadcast_call.h"
+#include "runtime/cast_call.h"
 #include "runtime/conv_gemm.h"
 #include "runtime/matmul_call.h"
 #include "runtime/pool_call.h"
@@ -9,13 +11,22 @@
 
 namespace tilefuse::runtime {
 
+namespace {
+
+bool is_strided_copy(const Node& node) {
+  return node.op == "Slice" || node.op == "Expand" || node.op == "Gather" || node.op == "GatherND";
+}
+
+}  // namespace
+
 bool library_call_supports(const Node& node) {
   if (node.op == "Conv") return conv_gemm_supports(node);
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return matmul_call_supports(node);
   if (node.op == "MaxPool") return pool_call_supports(node);
   if (node.op == "Split" || node.op == "Concat") return axis_parts_call_supports(node);
-  if (node.op == "Slice" || node.op == "Expand" || node.op == "Gather") return strided_copy_call_supports(node);
-  return false;
+  if (is_strided_copy(node)) return strided_copy_call_supports(node);
+  if (node.op == "Cast") return cast_call_supports(node);
+  return broadcast_call_supports(node);
 }
 
 std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBlocking& blocking) {
@@ -23,7 +34,9 @@ std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBl
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return prepare_matmul_call(node, blocking);
   if (node.op == "MaxPool") return prepare_pool_call(node);
   if (node.op == "Split" || node.op == "Concat") return prepare_axis_parts_call(node);
-  if (node.op == "Slice" || node.op == "Expand" || node.op == "Gather") return prepare_strided_copy_call(node);
+  if (is_strided_copy(node)) return prepare_strided_copy_call(node);
+  if (node.op == "Cast") return prepare_cast_call(node);
+  if (broadcast_call_supports(node)) return prepare_broadcast_call(node);
   fail_internal("prepare_library_call: {} is not a library op", node.describe());
 }
 

@@ -134,35 +134,84 @@ IndexMap slice_map(const Node& node, const std::vector<Tensor>& in) {
   return m;
 }
 
-// Gather along `axis`: out[o, j, i] = data[o, indices[j], i], one run of the inner axes each.
-void gather(ThreadTeam& team, const Node& node, const Tensor& data, const Tensor& indices, Tensor& out) {
-  const int64_t axis = normalized_axis(node, node.attr_int("axis", 0), data.rank());
-  const std::vector<int64_t>& shape = data.shape();
-  const int64_t n = shape[axis];
-  const int64_t outer = product(std::vector<int64_t>(shape.begin(), shape.begin() + axis));
-  const size_t run = static_cast<size_t>(product(std::vector<int64_t>(shape.begin() + axis + 1, shape.end()))) *
-                     dtype_size(data.dtype());
-  std::vector<int64_t> rows = int_values(indices);
-  for (int64_t& k : rows) {
-    if (k < -n || k >= n) {
-      fail_user("{}: index {} is out of range for axis {} of size {} (allowed [{}, {}])", node.describe(), k, axis, n,
-                -n, n - 1);
-    }
-    if (k < 0) k += n;
+// The product of dims [from, to).
+int64_t dims_product(const std::vector<int64_t>& dims, int64_t from, int64_t to) {
+  int64_t n = 1;
+  for (int64_t d = from; d < to; ++d) n *= dims[d];
+  return n;
+}
+
+// Each index along a dim of size n, checked against [-n, n) and made non-negative.
+int64_t wrapped_index(const Node& node, int64_t k, int64_t axis, int64_t n) {
+  if (k < -n || k >= n) {
+    fail_user("{}: index {} is out of range for axis {} of size {} (allowed [{}, {}])", node.describe(), k, axis, n,
+              -n, n - 1);
   }
-  const auto count = static_cast<int64_t>(rows.size());
-  if (out.nbytes() != static_cast<size_t>(outer * count) * run) {
-    fail_user("{}: gathering {} indices gives {} bytes, but the planned output {} has {}", node.describe(), count,
-              static_cast<size_t>(outer * count) * run, dims_to_string(out.shape()), out.nbytes());
+  return k < 0 ? k + n : k;
+}
+
+// out's r-th run of `run` bytes is the run at source element offset sources[r], over the team.
+void copy_runs(ThreadTeam& team, const Node& node, const Tensor& data, const std::vector<int64_t>& sources,
+               int64_t run_elements, Tensor& out) {
+  const size_t elem = dtype_size(data.dtype());
+  const size_t run = static_cast<size_t>(run_elements) * elem;
+  if (out.nbytes() != sources.size() * run) {
+    fail_user("{}: the indices select {} bytes, but the planned output {} has {}", node.describe(),
+              sources.size() * run, dims_to_string(out.shape()), out.nbytes());
   }
   const auto* src = static_cast<const uint8_t*>(data.raw());
   auto* dst = static_cast<uint8_t*>(out.raw());
-  team.run(outer * count, [&](int, int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const int64_t o = r / count, j = r % count;
-      std::memcpy(dst + static_cast<size_t>(r) * run, src + static_cast<size_t>(o * n + rows[j]) * run, run);
-    }
+  team.run(static_cast<int64_t>(sources.size()), [&](int, int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) std::memcpy(dst + static_cast<size_t>(r) * run, src + sources[r] * elem, run);
   });
+}
+
+// Gather along `axis`: out[o, j, i] = data[o, indices[j], i], one run of the inner axes each.
+void gather(ThreadTeam& team, const Node& node, const Tensor& data, const Tensor& indices, Tensor& out,
+            std::vector<int64_t>& sources) {
+  const int64_t axis = normalized_axis(node, node.attr_int("axis", 0), data.rank());
+  const std::vector<int64_t>& shape = data.shape();
+  const int64_t n = shape[axis];
+  const int64_t outer = dims_product(shape, 0, axis), inner = dims_product(shape, axis + 1, data.rank());
+  const int64_t count = indices.numel();
+  sources.resize(static_cast<size_t>(outer * count));
+  for (int64_t j = 0; j < count; ++j) {
+    const int64_t row = wrapped_index(node, indices.get_i64(j), axis, n);
+    for (int64_t o = 0; o < outer; ++o) sources[o * count + j] = (o * n + row) * inner;
+  }
+  copy_runs(team, node, data, sources, inner, out);
+}
+
+// GatherND: the last dim of `indices` holds k leading coordinates (after batch_dims b) of a
+// slice of `data`; out[batch, t, ...] = data[batch, coords(t), ...].
+void gather_nd(ThreadTeam& team, const Node& node, const Tensor& data, const Tensor& indices, Tensor& out,
+               std::vector<int64_t>& sources) {
+  const int64_t b = node.attr_int("batch_dims", 0), q = indices.rank(), r = data.rank();
+  const int64_t k = q > 0 ? indices.shape().back() : 0;
+  if (q < 1 || b < 0 || b >= q || b + k > r) {
+    fail_user("{}: indices {} with batch_dims {} do not address data {} (need rank >= 1, batch_dims < rank of "
+              "indices, batch_dims + last dim of indices <= rank of data)",
+              node.describe(), dims_to_string(indices.shape()), b, dims_to_string(data.shape()));
+  }
+  for (int64_t d = 0; d < b; ++d) {
+    if (data.shape()[d] != indices.shape()[d]) {
+      fail_user("{}: batch dim {} is {} in data but {} in indices", node.describe(), d, data.shape()[d],
+                indices.shape()[d]);
+    }
+  }
+  const std::vector<int64_t> strides = contiguous_strides(data.shape());
+  const int64_t batch_stride = dims_product(data.shape(), b, r), slice = dims_product(data.shape(), b + k, r);
+  const int64_t tuples = dims_product(indices.shape(), 0, q - 1);
+  const int64_t per_batch = dims_product(indices.shape(), b, q - 1);
+  sources.resize(static_cast<size_t>(tuples));
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = t / per_batch * batch_stride;
+    for (int64_t j = 0; j < k; ++j) {
+      offset += wrapped_index(node, indices.get_i64(t * k + j), b + j, data.shape()[b + j]) * strides[b + j];
+    }
+    sources[t] = offset;
+  }
+  copy_runs(team, node, data, sources, slice, out);
 }
 
 class StridedCopyCall : public LibraryCall {
@@ -172,7 +221,8 @@ class StridedCopyCall : public LibraryCall {
   void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
     Tensor& out = outs[0];
     if (!out.defined()) return;
-    if (node_.op == "Gather") return gather(team, node_, in[0], in[1], out);
+    if (node_.op == "Gather") return gather(team, node_, in[0], in[1], out, sources_);
+    if (node_.op == "GatherND") return gather_nd(team, node_, in[0], in[1], out, sources_);
     const IndexMap map = node_.op == "Slice" ? slice_map(node_, in) : expand_map(node_, in[0], out.shape());
     check_shape(node_, map.shape, out);
     copy_through(team, map, in[0], out);
@@ -180,6 +230,7 @@ class StridedCopyCall : public LibraryCall {
 
  private:
   const Node& node_;
+  std::vector<int64_t> sources_;  // Gather's source offsets, kept so that runs do not allocate
 };
 
 }  // namespace
@@ -191,6 +242,7 @@ bool strided_copy_call_supports(const Node& node) {
     const Value* indices = node.input(1);
     return node.input(0)->rank() > 0 && (indices->dtype == DType::i64 || indices->dtype == DType::i32);
   }
+  if (node.op == "GatherND") return node.input(1)->dtype == DType::i64;
   return false;
 }
 

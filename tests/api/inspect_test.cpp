@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 #include <regex>
+#include <set>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -117,17 +118,42 @@ TEST(InspectPlan, StepsListLibraryCallAndFusedKernelWithTheirTensors) {
 }
 
 TEST(InspectPlan, HostOpsTheRuntimeRunsAreLibraryCallsOthersHostSteps) {
-  // An embedding lookup (Gather: runtime code) and an integer Cast (reference kernels).
+  // An embedding lookup and a Cast (runtime code) and an integer Add (reference kernels).
   Graph g;
   Value* table = g.add_constant("table", Tensor(DType::f32, {10, 4}));
   Value* ids = g.add_input("ids", DType::i64, {Dim(3)});
   g.add_output(g.add_node("Gather", "embed", {table, ids}, {"rows"})->outputs[0]);
   g.add_output(g.add_node("Cast", "cast", {ids}, {"ids32"}, {{"to", int64_t{6}}})->outputs[0]);
+  g.add_output(g.add_node("Add", "twice", {ids, ids}, {"twice"})->outputs[0]);
   g.infer_shapes();
   const PlanSummary plan = inspect_graph(g).plan;
-  ASSERT_EQ(plan.steps.size(), 2u);
+  ASSERT_EQ(plan.steps.size(), 3u);
   EXPECT_EQ(plan.steps[0].kind, fusion::StepKind::LibraryCall) << plan.steps[0].name;
-  EXPECT_EQ(plan.steps[1].kind, fusion::StepKind::Host) << plan.steps[1].name;
+  EXPECT_EQ(plan.steps[1].kind, fusion::StepKind::LibraryCall) << plan.steps[1].name;
+  EXPECT_EQ(plan.steps[2].kind, fusion::StepKind::Host) << plan.steps[2].name;
+}
+
+TEST(InspectPlan, ShapeOnlyStepsAreMarkedAndLeftOutOfTheLaunches) {
+  // Position ids from x's dynamic shape: Shape -> Squeeze -> Range are fixed per input shape.
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {N, 8});
+  Value* shape = g.add_node("Shape", "shape", {x}, {"shape"}, {{"end", int64_t{1}}})->outputs[0];
+  Value* n = g.add_node("Squeeze", "n", {shape}, {"n"})->outputs[0];
+  Value* zero = g.add_constant("zero", Tensor::scalar_i64(0));
+  Value* one = g.add_constant("one", Tensor::scalar_i64(1));
+  g.add_output(g.add_node("Range", "positions", {zero, n, one}, {"positions"})->outputs[0]);
+  g.add_output(g.add_node("Relu", "relu", {x}, {"y"})->outputs[0]);
+  g.infer_shapes();
+  const InspectReport report = inspect_graph(g);
+  const PlanSummary& plan = report.plan;
+  std::set<std::string> per_shape;
+  for (const PlanStepInfo& step : plan.steps) {
+    if (step.per_shape) per_shape.insert(step.name);
+  }
+  EXPECT_EQ(per_shape, (std::set<std::string>{"shape", "n", "positions"}));
+  EXPECT_EQ(plan.kernels_fused, 1);  // the Relu kernel
+  EXPECT_THAT(report_to_table(report), HasSubstr("host (per shape)"));
+  EXPECT_EQ(report_to_json(report)["plan"][0]["per_shape"], true);
 }
 
 TEST(InspectPlan, TotalsCompareFusedWithUnfusedAtAStatedSize) {
@@ -247,7 +273,8 @@ TEST_P(BundledModelPlan, FusionCutsLaunchesAndBytes) {
   EXPECT_GE(json["bytes_reduction"].get<double>(), 0.5);
 }
 
-// The totals are the sums over the listed steps: launches are the steps that are not views, and
+// The totals are the sums over the listed steps: launches are the steps that are neither views nor
+// computed once per input shape, and
 // each step's bytes are its listed inputs and outputs (views move nothing).
 TEST_P(BundledModelPlan, TotalsAgreeWithTheListedSteps) {
   const InspectReport report = inspect_graph(load().graph);
@@ -258,7 +285,7 @@ TEST_P(BundledModelPlan, TotalsAgreeWithTheListedSteps) {
       EXPECT_EQ(step.bytes, Dim(0)) << step.name;
       continue;
     }
-    ++launches;
+    launches += !step.per_shape;
     Dim listed = 0;
     for (const auto* tensors : {&step.inputs, &step.outputs}) {
       for (const TensorInfo& t : *tensors) listed = listed + t.bytes;

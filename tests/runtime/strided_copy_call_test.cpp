@@ -1,7 +1,8 @@
-// Slice, Expand and Gather into the executor's buffers against the reference kernels: negative
-// and out-of-range bounds, negative steps, several axes, broadcasts that add axes, gathers on
-// every axis with negative and scalar indices, non-float dtypes, on 1 and 2 workers; and the
-// errors the reference gives for bad indices.
+// Slice, Expand, Gather and GatherND into the executor's buffers against the reference kernels:
+// negative and out-of-range bounds, negative steps, several axes, broadcasts that add axes,
+// gathers on every axis with negative and scalar indices, GatherND of elements, rows and planes
+// with and without batch dims, non-float dtypes, on 1 and 2 workers; and the errors for bad
+// indices.
 #include "runtime/strided_copy_call.h"
 
 #include <gtest/gtest.h>
@@ -76,7 +77,17 @@ INSTANTIATE_TEST_SUITE_P(
         CopyCase{"GatherMiddleAxisInt32", "Gather", {2, 6, 3}, {Tensor::from_vector<int64_t>(DType::i32, {2}, {5, -6})},
                  {{"axis", int64_t{1}}}},
         CopyCase{"GatherScalarIndexLastAxis", "Gather", {3, 4}, {Tensor::from_vector<int64_t>(DType::i64, {}, {2})},
-                 {{"axis", int64_t{-1}}}, DType::i64}),
+                 {{"axis", int64_t{-1}}}, DType::i64},
+        // The dynamo exporter's mask indexing: single elements of a bool [1, S] mask.
+        CopyCase{"GatherNDElementsOfBoolMask", "GatherND", {1, 6},
+                 {Tensor::from_vector<int64_t>(DType::i64, {1, 1, 3, 2}, {0, 5, 0, -6, 0, 2})}, {}, DType::boolean},
+        CopyCase{"GatherNDRowSlices", "GatherND", {4, 3, 5}, {Tensor::from_vector<int64_t>(DType::i64, {2, 1}, {3, -4})}},
+        CopyCase{"GatherNDPlaneSlices", "GatherND", {4, 3, 5}, {Tensor::from_vector<int64_t>(DType::i64, {3, 2}, {0, 2, 3, 0, 1, 1})}},
+        CopyCase{"GatherNDBatchDims", "GatherND", {2, 3, 4},
+                 {Tensor::from_vector<int64_t>(DType::i64, {2, 2, 1}, {2, 0, 1, 1})}, {{"batch_dims", int64_t{1}}}, DType::i64},
+        CopyCase{"GatherNDBatchDimsElements", "GatherND", {2, 3, 4},
+                 {Tensor::from_vector<int64_t>(DType::i64, {2, 3, 2}, {0, 0, 2, 3, 1, 1, 2, 2, 0, 3, 1, 0})},
+                 {{"batch_dims", int64_t{1}}}, DType::f16}),
     [](const auto& info) { return info.param.name; });
 
 TEST(StridedCopy, GatherIndexOutOfRangeIsAUserError) {
@@ -93,6 +104,23 @@ TEST(StridedCopy, GatherIndexOutOfRangeIsAUserError) {
     FAIL() << "no error";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("index 4 is out of range for axis 0 of size 4"), std::string::npos) << e.what();
+  }
+}
+
+TEST(StridedCopy, GatherNDCoordinateOutOfRangeIsAUserError) {
+  Graph g;
+  Value* data = g.add_input("data", DType::f32, {Dim(2), Dim(3)});
+  Value* indices = g.add_input("indices", DType::i64, {Dim(1), Dim(2)});
+  Node* node = g.add_node("GatherND", "pick", {data, indices}, {"y"});
+  g.infer_shapes();
+  std::unique_ptr<LibraryCall> call = prepare_strided_copy_call(*node);
+  ThreadTeam team(1);
+  std::vector<Tensor> outs = {Tensor(DType::f32, {1})};
+  try {
+    call->run(team, {counting(DType::f32, {2, 3}), Tensor::from_vector<int64_t>(DType::i64, {1, 2}, {1, 3})}, outs);
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("index 3 is out of range for axis 1 of size 3"), std::string::npos) << e.what();
   }
 }
 

@@ -1,0 +1,41 @@
+#include "runtime/cast_call.h"
+
+#include "ir/error.h"
+
+namespace tilefuse::runtime {
+
+namespace {
+
+// Elements per unit of work: large enough that a unit outweighs handing it out.
+constexpr int64_t kElementsPerUnit = 16384;
+
+class CastCall : public LibraryCall {
+ public:
+  explicit CastCall(const Node& node) : node_(node) {}
+
+  void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
+    Tensor& out = outs[0];
+    if (!out.defined()) return;
+    const Tensor& x = in[0];
+    if (x.numel() != out.numel()) {
+      fail_user("{}: input {} and planned output {} differ in size", node_.describe(), x.summary(), out.summary());
+    }
+    const int64_t units = (x.numel() + kElementsPerUnit - 1) / kElementsPerUnit;
+    team.run(units, [&](int, int64_t first, int64_t end) {
+      x.cast_into(out, first * kElementsPerUnit, std::min(x.numel(), end * kElementsPerUnit));
+    });
+  }
+
+ private:
+  const Node& node_;
+};
+
+}  // namespace
+
+bool cast_call_supports(const Node& node) {
+  return node.inputs.size() == 1 && node.input(0) != nullptr && node.outputs.size() == 1;
+}
+
+std::unique_ptr<LibraryCall> prepare_cast_call(const Node& node) { return std::make_unique<CastCall>(node); }
+
+}  // namespace tilefuse::runtime
