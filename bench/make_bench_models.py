@@ -1,11 +1,13 @@
 #!/usr/bin/python3
 """Writes LARGE variants of the bundled memory-bound models for `tilefuse bench` into OUT_DIR.
 
-Usage: make_bench_models.py OUT_DIR [--mib N]
+Usage: make_bench_models.py OUT_DIR [--mib N] [--dynamic]
 
 Every model's main input and output are N MiB of float32 each (default 128), so a run touches
 at least 2 N MiB, far more than the caches hold. Only the .onnx files are written: bench fills
-the inputs with seeded random data. The graphs are the ones of scripts/make_example_models.py
+the inputs with seeded random data. --dynamic also writes NAME_dynamic.onnx, the same graph with
+its leading dim a symbol ("batch", as a dynamic-batch export has it), and inputs/NAME/*.npy of
+the static sizes to run both with (`bench --input`), for the jit path's shape buckets. The graphs are the ones of scripts/make_example_models.py
 (same helpers, same op sequences), only bigger; nothing here is committed.
 """
 import argparse
@@ -122,6 +124,30 @@ def scale_mask_softmax(mib, rng):
                    [f32_info("probs", shape)], opset=13)
 
 
+def with_symbolic_batch(model):
+    """The model with the leading dim of every graph input and output named "batch"."""
+    dynamic = onnx.ModelProto()
+    dynamic.CopyFrom(model)
+    for value in list(dynamic.graph.input) + list(dynamic.graph.output):
+        dims = value.type.tensor_type.shape.dim
+        if len(dims) >= 2:
+            dims[0].dim_param = "batch"
+    del dynamic.graph.value_info[:]
+    return dynamic
+
+
+def write_inputs(model, directory, rng):
+    """Seeded .npy files of the model's (static) inputs: normal floats, bools 90% true."""
+    os.makedirs(directory, exist_ok=True)
+    for value in model.graph.input:
+        shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
+        if value.type.tensor_type.elem_type == TensorProto.BOOL:
+            data = rng.random(shape) > 0.1
+        else:
+            data = rng.standard_normal(shape, dtype=np.float32)
+        np.save(os.path.join(directory, f"{value.name}.npy"), data)
+
+
 MODELS = [elementwise_chain, elementwise_chain_arith, bias_gelu, layernorm_decomposed, layernorm_opset17, scale_mask_softmax]
 
 
@@ -129,6 +155,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", help="directory to write (a build directory, not the source tree)")
     parser.add_argument("--mib", type=int, default=128, help="MiB of the main input (and output) tensor")
+    parser.add_argument("--dynamic", action="store_true", help="also a symbolic-batch variant and .npy inputs")
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
     for index, build in enumerate(MODELS):
@@ -136,6 +163,11 @@ def main():
         path = os.path.join(args.out_dir, f"{build.__name__}.onnx")
         onnx.save(model, path)
         print(f"wrote {path}")
+        if args.dynamic:
+            dynamic_path = os.path.join(args.out_dir, f"{build.__name__}_dynamic.onnx")
+            onnx.save(with_symbolic_batch(model), dynamic_path)
+            write_inputs(model, os.path.join(args.out_dir, "inputs", build.__name__), np.random.default_rng(index))
+            print(f"wrote {dynamic_path} and inputs/{build.__name__}/")
     return 0
 
 

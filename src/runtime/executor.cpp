@@ -26,6 +26,7 @@
 #include "runtime/memory_planner.h"
 #include "runtime/shape_only_values.h"
 #include "runtime/thread_team.h"
+#include "tiling/solver.h"
 
 namespace tilefuse::runtime {
 
@@ -77,6 +78,7 @@ struct Prepared {
   std::map<const Value*, size_t> arena_offset;  // intermediates
   ShapeOnlyValues shape_only_values;            // results of the shape-only steps, for these shapes
   Arena arena;
+  std::vector<BuiltKernel*> kernels;                 // per step: what runs (a jit kernel's bucket); null for non-kernels
   std::vector<std::vector<int64_t>> kernel_symbols;  // per step (empty for non-kernels)
   std::vector<int64_t> kernel_blocks;                // per step; -1 until known (kernels awaiting tuning)
   std::vector<std::vector<void*>> kernel_buffers;    // per step: the `buffers` argument
@@ -93,6 +95,8 @@ struct Executor::Impl {
   ExecutorCounters& counters;
   fusion::FusionPlan& plan = planned.plan;
   std::vector<BuiltKernel> kernels;  // per step (empty for non-kernels)
+  // Per step: a jit kernel specialised to each shape bucket it has run in, by bucket key.
+  std::vector<std::map<std::string, BuiltKernel>> jit_buckets;
   std::vector<std::unique_ptr<LibraryCall>> library_calls;  // per step (null for non-library steps)
   std::shared_ptr<ThreadTeam> team_ptr;
   ThreadTeam& team;
@@ -151,6 +155,7 @@ struct Executor::Impl {
 
   void compile_kernels() {
     kernels.resize(plan.steps.size());  // indexed by step, kernels or not (a plan may have none)
+    jit_buckets.resize(plan.steps.size());
     if (!has_kernels()) return;
     std::string header_fingerprint;
     toolchain.include_dirs.push_back(install_support_headers(cache.root(), header_fingerprint));
@@ -229,6 +234,49 @@ struct Executor::Impl {
     return {data.begin(), data.end()};
   }
 
+  // Sizes the generic jit kernel was planned for (or smaller, where launch costs outweigh any
+  // tiling choice): its buckets would compile a kernel for nothing.
+  static bool within_planning_size(const std::vector<int64_t>& symbols) {
+    return std::all_of(symbols.begin(), symbols.end(), [](int64_t v) { return v <= tiling::kJitPlanningSize; });
+  }
+
+  // Per step, the kernel that runs at these symbol values: a static kernel as built, a jit
+  // kernel's specialisation to their shape bucket, built (in parallel) on the bucket's first sight.
+  std::vector<BuiltKernel*> kernels_for(const std::vector<std::vector<int64_t>>& symbols) {
+    std::vector<BuiltKernel*> out(plan.steps.size(), nullptr);
+    std::vector<build::CompileJob> jobs;
+    std::vector<std::pair<size_t, tiling::ShapeBucket>> missing;
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      if (plan.steps[i].kind != fusion::StepKind::Kernel) continue;
+      if (kernels[i].path != tiling::CompilePath::Jit || within_planning_size(symbols[i])) {
+        out[i] = &kernels[i];
+        continue;
+      }
+      tiling::ShapeBucket bucket = tiling::shape_bucket(kernels[i].source.symbols, symbols[i]);
+      auto it = jit_buckets[i].find(bucket.key);
+      if (it != jit_buckets[i].end()) {
+        out[i] = &it->second;
+      } else {
+        missing.emplace_back(i, std::move(bucket));
+      }
+    }
+    std::vector<BuiltKernel> built(missing.size());
+    for (size_t m = 0; m < missing.size(); ++m) {
+      const auto& [i, bucket] = missing[m];
+      fusion::FusedKernel named = plan.steps[i].kernel;
+      named.name = structural_name(named.name);
+      jobs.push_back({named.name + " " + bucket.key, [this, &built, m, named, i = i, &bucket = bucket] {
+                        built[m] = build_jit_bucket(named, kernels[i], bucket, *build_context);
+                      }});
+    }
+    build::run_compile_jobs(std::move(jobs), options.compile_threads);
+    for (size_t m = 0; m < missing.size(); ++m) {
+      const auto& [i, bucket] = missing[m];
+      out[i] = &jit_buckets[i].emplace(bucket.key, std::move(built[m])).first->second;
+    }
+    return out;
+  }
+
   Prepared& prepare(const SymbolBindings& b) {
     std::string key;
     for (const auto& [s, v] : b) key += fmt::format("{}={};", s, v);
@@ -255,16 +303,21 @@ struct Executor::Impl {
     place_intermediates(p);
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       std::vector<int64_t> syms;
-      int64_t blocks = 0;
       if (plan.steps[i].kind == fusion::StepKind::Kernel) {
-        const BuiltKernel& k = kernels[i];
-        for (const auto& s : k.source.symbols) syms.push_back(b.at(s));
-        blocks = k.library ? k.library->num_blocks(syms.data(), team.size()) : -1;
-        for (const auto& lib : k.library ? std::vector{k.library} : k.candidate_libraries) {
-          p.scratch_bytes = std::max(p.scratch_bytes, lib->scratch_bytes(syms.data()));
-        }
+        for (const auto& s : kernels[i].source.symbols) syms.push_back(b.at(s));
       }
       p.kernel_symbols.push_back(std::move(syms));
+    }
+    p.kernels = kernels_for(p.kernel_symbols);
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      int64_t blocks = 0;
+      if (const BuiltKernel* k = p.kernels[i]) {
+        const int64_t* syms = p.kernel_symbols[i].data();
+        blocks = k->library ? k->library->num_blocks(syms, team.size()) : -1;
+        for (const auto& lib : k->library ? std::vector{k->library} : k->candidate_libraries) {
+          p.scratch_bytes = std::max(p.scratch_bytes, lib->scratch_bytes(syms));
+        }
+      }
       p.kernel_blocks.push_back(blocks);
       p.kernel_buffers.emplace_back().reserve(kernels[i].source.buffers.size());
     }
@@ -381,7 +434,7 @@ struct Executor::Impl {
 
   // The first run of a kernel that still has TopN candidates measures them on this run's data.
   void tune_step(size_t i, const Bound& bound, Prepared& p) {
-    BuiltKernel& k = kernels[i];
+    BuiltKernel& k = *p.kernels[i];
     KernelLaunch launch;
     for (const Value* v : k.source.buffers) launch.buffers.push_back(view_of(bound, p, v));
     launch.num_inputs = plan.steps[i].kernel.inputs.size();
@@ -392,12 +445,13 @@ struct Executor::Impl {
   }
 
   void run_kernel_step(size_t i, const Bound& bound, Prepared& p) {
-    if (kernels[i].needs_tuning()) tune_step(i, bound, p);
+    BuiltKernel& k = *p.kernels[i];
+    if (k.needs_tuning()) tune_step(i, bound, p);
     // The pointer array is reused across runs: only user inputs/outputs can move between runs.
     std::vector<void*>& buffers = p.kernel_buffers[i];
     buffers.clear();
-    for (const Value* v : kernels[i].source.buffers) buffers.push_back(data_of(bound, v));
-    const KernelLibrary& lib = *kernels[i].library;
+    for (const Value* v : k.source.buffers) buffers.push_back(data_of(bound, v));
+    const KernelLibrary& lib = *k.library;
     const int64_t* syms = p.kernel_symbols[i].data();
     const int64_t workers = team.size();
     if (p.kernel_blocks[i] < 0) p.kernel_blocks[i] = lib.num_blocks(syms, workers);
@@ -409,7 +463,7 @@ struct Executor::Impl {
           lib.run_blocks(buffers.data(), syms, workers, first, end, p.scratch[worker].data());
           if (profile) profile->record(static_cast<int64_t>(i), worker, start, StepProfile::Clock::now());
         },
-        kernels[i].block_dim);
+        k.block_dim);
   }
 
   void run_node_step(size_t i, const Bound& bound, Prepared& p) {
@@ -530,8 +584,11 @@ int64_t Executor::launches() const { return fusion::run_time_launches(impl_->pla
 
 std::vector<TuningSummary> Executor::tuning_summaries() const {
   std::vector<TuningSummary> out;
-  for (const BuiltKernel& k : impl_->kernels) {
-    if (k.tuning) out.push_back(*k.tuning);
+  for (size_t i = 0; i < impl_->kernels.size(); ++i) {
+    if (impl_->kernels[i].tuning) out.push_back(*impl_->kernels[i].tuning);
+    for (const auto& [key, bucket] : impl_->jit_buckets[i]) {
+      if (bucket.tuning) out.push_back(*bucket.tuning);
+    }
   }
   return out;
 }

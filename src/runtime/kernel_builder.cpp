@@ -1,5 +1,7 @@
 #include "runtime/kernel_builder.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "build/hashing.h"
@@ -23,19 +25,24 @@ nlohmann::json common_meta(const BuildContext& c, tiling::CompilePath path) {
           {"path", std::string(tiling::compile_path_name(path))}};
 }
 
-// The jit path: one generic kernel for every shape and every device limit. Only the column
-// tile, the store kind and the prefetch distance are baked in (planned at kJitPlanningSize for
-// all of the machine's cores); the block split is made at launch.
+// What of a tiling a jit kernel bakes in: the column tile, the store kind and the prefetch
+// distance; the block split is decided at launch.
+tiling::KernelTiling as_jit(tiling::KernelTiling t) {
+  t.units_per_block = 1, t.block_dim = 1;
+  // A whole-row tile suits the planned size, but a flat elementwise row grows with the symbols
+  // and would become one unit for one worker. (Row kernels ignore the column tile.)
+  if (t.column_tile == 0) t.column_tile = kJitColumnTile;
+  return t;
+}
+
+// The jit path: one generic kernel for every shape and every device limit, planned at
+// kJitPlanningSize for all of the machine's cores.
 BuiltKernel build_jit(const fusion::FusedKernel& kernel, const BuildContext& c) {
   BuiltKernel out;
   out.path = tiling::CompilePath::Jit;
   const auto planned = tiling::top_candidates(kernel, c.hardware, c.hardware.cores, 1);
-  tiling::KernelTiling t = planned.empty() ? tiling::KernelTiling{} : planned.front().tiling;
-  t.units_per_block = 1, t.block_dim = 1;  // decided at launch
-  // A whole-row tile suits the planning size, but a flat elementwise row grows with the symbols
-  // and would become one unit for one worker. (Row kernels ignore the column tile.)
-  if (t.column_tile == 0) t.column_tile = kJitColumnTile;
-  out.source = codegen::emit_kernel(kernel, t, codegen::KernelVariant::Jit);
+  out.jit_tiling = as_jit(planned.empty() ? tiling::KernelTiling{} : planned.front().tiling);
+  out.source = codegen::emit_kernel(kernel, out.jit_tiling, codegen::KernelVariant::Jit);
   out.tiling_repr = "jit";
   build::ArtifactRequest request{kernel.name + "_" + short_hash(out.source.code), out.source.code,
                                  common_meta(c, out.path)};
@@ -44,19 +51,23 @@ BuiltKernel build_jit(const fusion::FusedKernel& kernel, const BuildContext& c) 
   return out;
 }
 
-// The static entry of a kernel: its tiling-free identity plus the device limit.
-std::unique_ptr<build::StaticKernelStore> static_store(const fusion::FusedKernel& kernel, const BuildContext& c) {
+// The tuned entry of a kernel: its tiling-free identity plus the device limit, and for a jit
+// kernel's bucket the bucket's key (each bucket has its own optimize_tiling).
+std::unique_ptr<build::StaticKernelStore> tuned_store(const fusion::FusedKernel& kernel, const BuildContext& c,
+                                                      const tiling::ShapeBucket* bucket) {
   const std::string identity = codegen::emit_kernel(kernel, tiling::KernelTiling{}, codegen::KernelVariant::Jit).code;
-  nlohmann::json meta = common_meta(c, tiling::CompilePath::StaticOne);
+  nlohmann::json meta = common_meta(c, bucket ? tiling::CompilePath::Jit : tiling::CompilePath::StaticOne);
   meta["device_limit"] = c.device_limit;
+  if (bucket) meta["shape_bucket"] = bucket->key;
   build::ArtifactRequest request{kernel.name + "_" + short_hash(identity), identity, meta};
   return std::make_unique<build::StaticKernelStore>(c.cache, std::move(request), c.toolchain);
 }
 
 std::shared_ptr<KernelLibrary> build_candidate(const fusion::FusedKernel& kernel, const tiling::TilingCandidate& cand,
-                                               const build::StaticKernelStore& store, const BuildContext& c,
-                                               codegen::KernelSource* source_out) {
-  codegen::KernelSource source = codegen::emit_kernel(kernel, cand.tiling, codegen::KernelVariant::Static);
+                                               tiling::CompilePath path, const build::StaticKernelStore& store,
+                                               const BuildContext& c, codegen::KernelSource* source_out) {
+  const auto variant = path == tiling::CompilePath::Jit ? codegen::KernelVariant::Jit : codegen::KernelVariant::Static;
+  codegen::KernelSource source = codegen::emit_kernel(kernel, cand.tiling, variant);
   const std::string key = tune::kernel_key(cand);
   const build::LibraryFile file = store.get_or_build(key, source.code, c.cache_counters);
   if (!c.debug_dir.empty()) dump_candidate_source(c.debug_dir, kernel.name, key, source, c.toolchain.include_dirs.back());
@@ -64,37 +75,61 @@ std::shared_ptr<KernelLibrary> build_candidate(const fusion::FusedKernel& kernel
   return KernelLibrary::load(file.path, file.sha256);
 }
 
+// A jit bucket whose winner is what the generic kernel has baked in runs the generic library.
 void use_winner(BuiltKernel& out, const fusion::FusedKernel& kernel, const tiling::TilingCandidate& winner,
-                const BuildContext& c) {
-  out.library = build_candidate(kernel, winner, *out.store, c, &out.source);
-  out.block_dim = static_cast<int>(winner.tiling.block_dim);
+                const BuildContext& c, const BuiltKernel* generic) {
+  if (generic && winner.tiling == generic->jit_tiling) {
+    out.library = generic->library;
+    out.source = generic->source;
+  } else {
+    out.library = build_candidate(kernel, winner, out.path, *out.store, c, &out.source);
+  }
+  out.block_dim = launch_block_dim(out.path, winner.tiling);
   out.tiling_repr = winner.tiling.repr();
 }
 
-BuiltKernel build_static(const fusion::FusedKernel& kernel, tiling::CompilePath path, const BuildContext& c) {
+// The model's candidates: a static kernel's at its shapes; a jit bucket's at the bucket's sizes,
+// as jit tilings, distinct (tilings that differ only in the block split are one jit kernel).
+std::vector<tiling::TilingCandidate> candidates_for(const fusion::FusedKernel& kernel, const BuildContext& c,
+                                                    int wanted, const tiling::ShapeBucket* bucket) {
+  if (!bucket) return tiling::top_candidates(kernel, c.hardware, c.device_limit, wanted);
+  std::vector<tiling::TilingCandidate> out;
+  for (tiling::TilingCandidate cand : tiling::top_candidates(kernel, c.hardware, c.device_limit, 0, bucket->sizes)) {
+    cand.tiling = as_jit(cand.tiling);
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.tiling == cand.tiling; });
+    if (!seen) out.push_back(std::move(cand));
+    if (static_cast<int>(out.size()) == wanted) break;
+  }
+  return out;
+}
+
+// The TopN flow of a static kernel, or of a jit kernel's bucket (`generic` and `bucket` set).
+BuiltKernel build_tuned(const fusion::FusedKernel& kernel, tiling::CompilePath path, const BuildContext& c,
+                        const BuiltKernel* generic = nullptr, const tiling::ShapeBucket* bucket = nullptr) {
   BuiltKernel out;
   out.path = path;
-  out.store = static_store(kernel, c);
+  out.store = tuned_store(kernel, c, bucket);
+  if (generic) out.jit_tiling = generic->jit_tiling;
   auto lock = out.store->lock();
+  const bool measuring = c.topn > 1 && path != tiling::CompilePath::StaticOne;
   // A valid record is the whole answer: no candidates, no tiling computation, no measurement.
   const auto record = tune::read_tuning_record(out.store->optimize_tiling_path());
-  if (record && (record->topn >= c.topn || path == tiling::CompilePath::StaticOne)) {
+  if (record && (record->topn >= c.topn || !measuring)) {
     ++c.tuning_counters.records_reused;
-    use_winner(out, kernel, record->winner, c);
+    use_winner(out, kernel, record->winner, c, generic);
     return out;
   }
-  const int wanted = path == tiling::CompilePath::StaticTopN ? c.topn : 1;
-  out.candidates = tiling::top_candidates(kernel, c.hardware, c.device_limit, wanted);
+  out.candidates = candidates_for(kernel, c, measuring ? c.topn : 1, bucket);
   if (out.candidates.empty()) fail_user("kernel {} get topn failed: the tiling space is empty", kernel.name);
-  if (!c.debug_dir.empty()) dump_tiling(c.debug_dir, kernel, out.candidates);
+  if (!c.debug_dir.empty() && !bucket) dump_tiling(c.debug_dir, kernel, out.candidates);
   if (out.candidates.size() == 1) {  // nothing to choose between: the model's choice is final
-    use_winner(out, kernel, out.candidates.front(), c);
+    use_winner(out, kernel, out.candidates.front(), c, generic);
     tune::write_tuning_record(out.store->optimize_tiling_path(), {out.candidates.front(), c.topn});
     out.candidates.clear();
     return out;
   }
   for (const auto& cand : out.candidates) {
-    out.candidate_libraries.push_back(build_candidate(kernel, cand, *out.store, c, &out.source));
+    out.candidate_libraries.push_back(build_candidate(kernel, cand, path, *out.store, c, &out.source));
   }
   return out;
 }
@@ -105,7 +140,17 @@ BuiltKernel build_kernel(const fusion::FusedKernel& kernel, const BuildContext& 
   const tiling::CompilePath path = tiling::decide_compile_path(kernel, context.topn);
   spdlog::debug("kernel {}: {} path", kernel.name, tiling::compile_path_name(path));
   if (path == tiling::CompilePath::Jit) return build_jit(kernel, context);
-  return build_static(kernel, path, context);
+  return build_tuned(kernel, path, context);
+}
+
+BuiltKernel build_jit_bucket(const fusion::FusedKernel& kernel, const BuiltKernel& generic,
+                             const tiling::ShapeBucket& bucket, const BuildContext& context) {
+  spdlog::debug("kernel {}: jit bucket {}", kernel.name, bucket.key);
+  return build_tuned(kernel, tiling::CompilePath::Jit, context, &generic, &bucket);
+}
+
+int launch_block_dim(tiling::CompilePath path, const tiling::KernelTiling& tiling) {
+  return path == tiling::CompilePath::Jit ? 0 : static_cast<int>(tiling.block_dim);
 }
 
 }  // namespace tilefuse::runtime

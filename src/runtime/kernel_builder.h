@@ -1,5 +1,9 @@
 // Builds the library each kernel step launches, by the path tiling::decide_compile_path picks:
-//   jit          one generic kernel (block split at launch), shared by every device limit;
+//   jit          one generic kernel (block split at launch), shared by every device limit, and
+//                per shape bucket (tiling/shape_bucket.h) a kernel of the same source with the
+//                column tile, store kind and prefetch chosen at the bucket's sizes, by the cost
+//                model (TopN == 1) or by measuring TopN candidates on the first run in the bucket;
+//                its optimize_tiling is recorded under the bucket's key like a static kernel's;
 //   static       a valid optimize_tiling: its winner's static kernel, nothing else, no tiling work;
 //                TopN == 1: the cost model's best candidate, recorded in optimize_tiling unmeasured;
 //                TopN > 1: every candidate its own static kernel, loaded and left for tune_kernel()
@@ -21,6 +25,7 @@
 #include "runtime/kernel_library.h"
 #include "tiling/compile_path.h"
 #include "tiling/hardware_model.h"
+#include "tiling/shape_bucket.h"
 #include "tune/autotuner.h"
 
 namespace tilefuse::runtime {
@@ -55,7 +60,8 @@ struct BuiltKernel {
   tiling::CompilePath path = tiling::CompilePath::Jit;
   std::shared_ptr<KernelLibrary> library;  // what runs; null while TopN candidates await tuning
   int block_dim = 0;                       // workers per launch; 0 = every worker (jit)
-  std::string tiling_repr;                 // of what runs (jit: the planning tiling)
+  std::string tiling_repr;                 // of what runs ("jit": the generic kernel)
+  tiling::KernelTiling jit_tiling;         // jit: what the generic kernel has baked in
   // Static kernels: the cache entry; TopN before tuning: the candidates and their libraries.
   std::unique_ptr<build::StaticKernelStore> store;
   std::vector<tiling::TilingCandidate> candidates;
@@ -67,6 +73,16 @@ struct BuiltKernel {
 
 // `kernel` is named structurally (no model-specific index). Thread-safe for distinct kernels.
 BuiltKernel build_kernel(const fusion::FusedKernel& kernel, const BuildContext& context);
+
+// The jit kernel `generic` (from build_kernel) specialised to `bucket`. Shares the generic
+// library when the bucket's tiling is the one it has baked in; compiles nothing when the
+// bucket's optimize_tiling names a winner. Thread-safe for distinct kernels or buckets.
+BuiltKernel build_jit_bucket(const fusion::FusedKernel& kernel, const BuiltKernel& generic,
+                             const tiling::ShapeBucket& bucket, const BuildContext& context);
+
+// Workers a launch of a kernel of `path` with `tiling` uses: a jit kernel always runs on every
+// worker (0), a static one on its tiling's block_dim.
+int launch_block_dim(tiling::CompilePath path, const tiling::KernelTiling& tiling);
 
 // Measures the candidates on `launch` (the kernel's buffers for the first real run), unless another
 // process finished tuning meanwhile, records the winner in optimize_tiling and keeps only its

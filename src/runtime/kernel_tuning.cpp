@@ -12,7 +12,7 @@ namespace {
 // Adopts candidate `index` as the kernel's library and drops (unloads) the others.
 void keep_only(BuiltKernel& k, size_t index) {
   k.library = k.candidate_libraries.at(index);
-  k.block_dim = static_cast<int>(k.candidates.at(index).tiling.block_dim);
+  k.block_dim = launch_block_dim(k.path, k.candidates.at(index).tiling);
   k.tiling_repr = k.candidates.at(index).tiling.repr();
   k.candidate_libraries.clear();
   k.candidates.clear();
@@ -41,7 +41,7 @@ void tune_kernel(BuiltKernel& k, const KernelLaunch& launch, const BuildContext&
   }
   std::vector<LaunchCandidate> candidates;
   for (size_t i = 0; i < k.candidates.size(); ++i) {
-    candidates.push_back({k.candidate_libraries[i], static_cast<int>(k.candidates[i].tiling.block_dim)});
+    candidates.push_back({k.candidate_libraries[i], launch_block_dim(k.path, k.candidates[i].tiling)});
   }
   LaunchCandidateBench bench(std::move(candidates), launch);
   spdlog::info("Autotune {}: measuring {} candidates", k.store->kernel_name(), k.candidates.size());

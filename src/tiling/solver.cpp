@@ -10,8 +10,9 @@
 namespace tilefuse::tiling {
 
 std::vector<TilingCandidate> top_candidates(const fusion::FusedKernel& kernel, const HardwareModel& hw,
-                                            int device_limit, int n) {
-  const KernelProfile profile = profile_kernel(kernel, symbol_hints(kernel, kJitPlanningSize));
+                                            int device_limit, int n, const SymbolBindings& bindings) {
+  const KernelProfile profile =
+      profile_kernel(kernel, bindings.empty() ? symbol_hints(kernel, kJitPlanningSize) : bindings);
   const std::vector<KernelTiling> space = enumerate_tilings(profile, device_limit);
   std::vector<TilingCandidate> ranked;
   for (const KernelTiling& t : space) {

@@ -14,9 +14,10 @@ namespace tilefuse::tiling {
 constexpr int kMaxTopN = 10;
 
 // Up to `n` candidates (n <= 0: the whole space), best predicted first. A static kernel is
-// profiled at its shapes; a symbolic one at symbol_hints(kernel, kJitPlanningSize).
+// profiled at its shapes; a symbolic one at `bindings` (a jit kernel's shape bucket) or, without
+// them, at symbol_hints(kernel, kJitPlanningSize).
 std::vector<TilingCandidate> top_candidates(const fusion::FusedKernel& kernel, const HardwareModel& hw,
-                                            int device_limit, int n);
+                                            int device_limit, int n, const SymbolBindings& bindings = {});
 
 // Symbolic dims are planned as if they were this large.
 constexpr int64_t kJitPlanningSize = 128;

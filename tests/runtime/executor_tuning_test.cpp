@@ -1,17 +1,22 @@
 // The static TopN path through the executor: TopN=1 records the model's choice without
 // measuring; TopN=3 builds one static kernel per candidate, measures them on the first run and
 // records one winner, which a second executor reuses without compiling or measuring; device
-// limits get isolated entries, the jit path one shared entry.
+// limits get isolated entries; the jit path has one shared generic entry and is tuned per shape
+// bucket.
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
+#include <set>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "build/build_test_support.h"
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
 #include "runtime/executor.h"
+#include "tiling/solver.h"
 #include "tune/tuning_record.h"
 
 namespace tilefuse::runtime {
@@ -121,18 +126,55 @@ TEST(ExecutorTuning, EachDeviceLimitHasItsOwnStaticEntry) {
   EXPECT_EQ(find(cache.path(), "optimize_tiling").size(), 2u);
 }
 
-TEST(ExecutorTuning, TheJitPathSharesOneEntryAcrossLimitsAndShapes) {
+// The generic jit kernel is one entry for every limit and shape; with TopN each shape bucket
+// above the planning size (rows rounded up to a power of two) is measured once on its first run
+// and recorded under its key, per device limit, and a second executor reuses the records
+// without compiling or measuring. Sizes up to the planning size run the generic kernel.
+TEST(ExecutorTuning, JitKernelsAreTunedOncePerShapeBucket) {
   TempDir cache;
   const Graph g = elementwise_graph(Dim::symbol("N"));
   for (int threads : {1, 2}) {
     ExecutorCounters counters;
     Executor exe(g, options(cache, threads, 3), counters);
     EXPECT_EQ(counters.cache.compiles, threads == 1 ? 1 : 0) << threads << " threads";
-    EXPECT_EQ(counters.tuning.candidates_measured, 0);
-    expect_matches_reference(exe, g, 3);
-    expect_matches_reference(exe, g, 200);
+    for (int64_t rows : std::vector<int64_t>{3, 200, 130, 300, tiling::kJitPlanningSize}) expect_matches_reference(exe, g, rows);
+    EXPECT_EQ(counters.tuning.kernels_tuned, 2) << threads << " threads";  // buckets 256 and 512
+    EXPECT_GE(counters.tuning.candidates_measured, 4) << threads << " threads";
   }
+  std::set<std::string> buckets;
+  for (const fs::path& record : find(cache.path(), "optimize_tiling")) {
+    std::ifstream meta(record.parent_path() / "meta.json");
+    buckets.insert(nlohmann::json::parse(meta)["meta"]["shape_bucket"].get<std::string>());
+  }
+  EXPECT_EQ(buckets, (std::set<std::string>{"N=256", "N=512"}));
+  EXPECT_EQ(find(cache.path(), "optimize_tiling").size(), 4u);  // two buckets at two limits
+
+  ExecutorCounters warm;
+  Executor again(g, options(cache, 2, 3), warm);
+  for (int64_t rows : {200, 3, 400}) expect_matches_reference(again, g, rows);
+  EXPECT_EQ(warm.cache.compiles, 0);
+  EXPECT_EQ(warm.tuning.candidates_measured, 0);
+  EXPECT_EQ(warm.tuning.records_reused, 2);
+}
+
+// Without TopN a bucket takes the cost model's choice at its sizes, recorded for the next
+// process; where that is what the generic kernel has baked in, nothing more is compiled.
+TEST(ExecutorTuning, JitBucketsTakeTheModelsChoiceWithoutMeasuring) {
+  TempDir cache;
+  const Graph g = elementwise_graph(Dim::symbol("N"));
+  ExecutorCounters counters;
+  Executor exe(g, options(cache, 2, 1), counters);
+  expect_matches_reference(exe, g, 3);
+  EXPECT_EQ(counters.cache.compiles, 1);  // the generic kernel only
   EXPECT_EQ(find(cache.path(), "optimize_tiling").size(), 0u);
+  expect_matches_reference(exe, g, 1000);
+  EXPECT_LE(counters.cache.compiles, 2);
+  EXPECT_EQ(counters.tuning.candidates_measured, 0);
+  const std::vector<fs::path> records = find(cache.path(), "optimize_tiling");
+  ASSERT_EQ(records.size(), 1u);
+  const auto record = tune::read_tuning_record(records[0].string());
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(record->winner.tiling.units_per_block, 1);  // the split stays at launch
 }
 
 }  // namespace

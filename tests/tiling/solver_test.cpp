@@ -92,6 +92,19 @@ TEST(Solver, LargeOutputsStreamPastTheCaches) {
   EXPECT_FALSE(small[0].tiling.stream_stores) << small[0].explanation;
 }
 
+// A symbolic kernel is planned at the bindings it is given (a jit shape bucket) exactly as the
+// static kernel of those sizes, and without them at the planning size.
+TEST(Solver, SymbolicKernelsArePlannedAtTheGivenBindings) {
+  const fusion::FusedKernel symbolic = elementwise_kernel(Dim::symbol("N"), 1024);
+  const auto at_bucket = top_candidates(symbolic, machine(), 4, 0, {{"N", 65536}});
+  const auto static_large = top_candidates(elementwise_kernel(Dim(65536), 1024), machine(), 4, 0);
+  ASSERT_EQ(at_bucket.size(), static_large.size());
+  for (size_t i = 0; i < at_bucket.size(); ++i) EXPECT_EQ(at_bucket[i].tiling, static_large[i].tiling) << i;
+  EXPECT_TRUE(at_bucket[0].tiling.stream_stores);
+  const auto planned = top_candidates(symbolic, machine(), 4, 1);
+  EXPECT_EQ(planned[0].tiling, top_candidates(elementwise_kernel(Dim(kJitPlanningSize), 1024), machine(), 4, 1)[0].tiling);
+}
+
 TEST(Solver, ColumnReductionsTileTheKeptColumns) {
   const KernelProfile p = profile_kernel(column_sum_kernel(4096, 1000));
   EXPECT_TRUE(p.column_reduction);
