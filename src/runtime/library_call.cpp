@@ -1,6 +1,7 @@
 #include "runtime/library_call.h"
 
 #include "ir/error.h"
+#include "runtime/arg_extremum_call.h"
 #include "runtime/axis_parts_call.h"
 #include "runtime/broadcast_call.h"
 #include "runtime/cast_call.h"
@@ -14,7 +15,8 @@ namespace tilefuse::runtime {
 namespace {
 
 bool is_strided_copy(const Node& node) {
-  return node.op == "Slice" || node.op == "Expand" || node.op == "Gather" || node.op == "GatherND";
+  return node.op == "Slice" || node.op == "Expand" || node.op == "Gather" || node.op == "GatherND" ||
+         node.op == "GatherElements";
 }
 
 }  // namespace
@@ -26,6 +28,7 @@ bool library_call_supports(const Node& node) {
   if (node.op == "Split" || node.op == "Concat") return axis_parts_call_supports(node);
   if (is_strided_copy(node)) return strided_copy_call_supports(node);
   if (node.op == "Cast") return cast_call_supports(node);
+  if (node.op == "ArgMax" || node.op == "ArgMin") return arg_extremum_call_supports(node);
   return broadcast_call_supports(node);
 }
 
@@ -36,6 +39,7 @@ std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBl
   if (node.op == "Split" || node.op == "Concat") return prepare_axis_parts_call(node);
   if (is_strided_copy(node)) return prepare_strided_copy_call(node);
   if (node.op == "Cast") return prepare_cast_call(node);
+  if (node.op == "ArgMax" || node.op == "ArgMin") return prepare_arg_extremum_call(node);
   if (broadcast_call_supports(node)) return prepare_broadcast_call(node);
   fail_internal("prepare_library_call: {} is not a library op", node.describe());
 }

@@ -188,9 +188,9 @@ void gather_nd(ThreadTeam& team, const Node& node, const Tensor& data, const Ten
                std::vector<int64_t>& sources) {
   const int64_t b = node.attr_int("batch_dims", 0), q = indices.rank(), r = data.rank();
   const int64_t k = q > 0 ? indices.shape().back() : 0;
-  if (q < 1 || b < 0 || b >= q || b + k > r) {
-    fail_user("{}: indices {} with batch_dims {} do not address data {} (need rank >= 1, batch_dims < rank of "
-              "indices, batch_dims + last dim of indices <= rank of data)",
+  if (q < 1 || k < 1 || b < 0 || b >= q || b + k > r) {
+    fail_user("{}: indices {} with batch_dims {} do not address data {} (need rank >= 1, a last dim >= 1, "
+              "batch_dims < rank of indices, batch_dims + last dim of indices <= rank of data)",
               node.describe(), dims_to_string(indices.shape()), b, dims_to_string(data.shape()));
   }
   for (int64_t d = 0; d < b; ++d) {
@@ -214,6 +214,58 @@ void gather_nd(ThreadTeam& team, const Node& node, const Tensor& data, const Ten
   copy_runs(team, node, data, sources, slice, out);
 }
 
+template <typename T>
+void pick_elements(const T* src, const int64_t* offsets, int64_t n, T* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[offsets[i]];
+}
+
+// GatherElements: out[i0, .., ir] = data[i0, .., indices[i0, .., ir], .., ir] (the index replaces
+// the coordinate on `axis`). The source offsets are computed once per run into `sources`, then
+// copied over the team.
+void gather_elements(ThreadTeam& team, const Node& node, const Tensor& data, const Tensor& indices, Tensor& out,
+                     std::vector<int64_t>& sources) {
+  const int64_t r = data.rank();
+  const int64_t axis = normalized_axis(node, node.attr_int("axis", 0), r);
+  if (indices.rank() != r || out.numel() != indices.numel()) {
+    fail_user("{}: indices {} must have the rank of data {} (and the planned output {} its shape)", node.describe(),
+              indices.summary(), data.summary(), out.summary());
+  }
+  for (int64_t d = 0; d < r; ++d) {
+    if (d != axis && indices.shape()[d] > data.shape()[d]) {
+      fail_user("{}: indices {} reach past data {} on axis {}", node.describe(), indices.summary(), data.summary(), d);
+    }
+  }
+  const std::vector<int64_t> strides = contiguous_strides(data.shape());
+  const std::vector<int64_t>& shape = indices.shape();
+  sources.resize(static_cast<size_t>(indices.numel()));
+  std::vector<int64_t> at(static_cast<size_t>(r), 0);  // the multi-index of element i
+  for (int64_t i = 0; i < indices.numel(); ++i) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < r; ++d) {
+      const int64_t coordinate = d == axis ? wrapped_index(node, indices.get_i64(i), axis, data.shape()[axis]) : at[d];
+      offset += coordinate * strides[d];
+    }
+    sources[i] = offset;
+    for (int64_t d = r - 1; d >= 0 && ++at[d] == shape[d]; --d) at[d] = 0;
+  }
+  const size_t elem = dtype_size(data.dtype());
+  const auto* src = static_cast<const uint8_t*>(data.raw());
+  auto* dst = static_cast<uint8_t*>(out.raw());
+  constexpr int64_t kPerUnit = 4096;
+  team.run((indices.numel() + kPerUnit - 1) / kPerUnit, [&](int, int64_t first, int64_t end) {
+    const int64_t begin = first * kPerUnit, stop = std::min(indices.numel(), end * kPerUnit);
+    const int64_t* offsets = sources.data() + begin;
+    switch (elem) {
+      case 4: return pick_elements(reinterpret_cast<const uint32_t*>(src), offsets, stop - begin,
+                                   reinterpret_cast<uint32_t*>(dst) + begin);
+      case 8: return pick_elements(reinterpret_cast<const uint64_t*>(src), offsets, stop - begin,
+                                   reinterpret_cast<uint64_t*>(dst) + begin);
+      default:
+        for (int64_t i = begin; i < stop; ++i) std::memcpy(dst + i * elem, src + sources[i] * elem, elem);
+    }
+  });
+}
+
 class StridedCopyCall : public LibraryCall {
  public:
   explicit StridedCopyCall(const Node& node) : node_(node) {}
@@ -223,6 +275,7 @@ class StridedCopyCall : public LibraryCall {
     if (!out.defined()) return;
     if (node_.op == "Gather") return gather(team, node_, in[0], in[1], out, sources_);
     if (node_.op == "GatherND") return gather_nd(team, node_, in[0], in[1], out, sources_);
+    if (node_.op == "GatherElements") return gather_elements(team, node_, in[0], in[1], out, sources_);
     const IndexMap map = node_.op == "Slice" ? slice_map(node_, in) : expand_map(node_, in[0], out.shape());
     check_shape(node_, map.shape, out);
     copy_through(team, map, in[0], out);
@@ -230,7 +283,7 @@ class StridedCopyCall : public LibraryCall {
 
  private:
   const Node& node_;
-  std::vector<int64_t> sources_;  // Gather's source offsets, kept so that runs do not allocate
+  std::vector<int64_t> sources_;  // the gathers' source offsets, kept so that runs do not allocate
 };
 
 }  // namespace
@@ -243,6 +296,10 @@ bool strided_copy_call_supports(const Node& node) {
     return node.input(0)->rank() > 0 && (indices->dtype == DType::i64 || indices->dtype == DType::i32);
   }
   if (node.op == "GatherND") return node.input(1)->dtype == DType::i64;
+  if (node.op == "GatherElements") {
+    const DType t = node.input(1)->dtype;
+    return node.input(0)->rank() > 0 && (t == DType::i64 || t == DType::i32);
+  }
   return false;
 }
 

@@ -1,7 +1,7 @@
 // Slice, Expand, Gather and GatherND into the executor's buffers against the reference kernels:
 // negative and out-of-range bounds, negative steps, several axes, broadcasts that add axes,
 // gathers on every axis with negative and scalar indices, GatherND of elements, rows and planes
-// with and without batch dims, non-float dtypes, on 1 and 2 workers; and the errors for bad
+// with and without batch dims, GatherElements on several axes, non-float dtypes, on 1 and 2 workers; and the errors for bad
 // indices.
 #include "runtime/strided_copy_call.h"
 
@@ -87,7 +87,15 @@ INSTANTIATE_TEST_SUITE_P(
                  {Tensor::from_vector<int64_t>(DType::i64, {2, 2, 1}, {2, 0, 1, 1})}, {{"batch_dims", int64_t{1}}}, DType::i64},
         CopyCase{"GatherNDBatchDimsElements", "GatherND", {2, 3, 4},
                  {Tensor::from_vector<int64_t>(DType::i64, {2, 3, 2}, {0, 0, 2, 3, 1, 1, 2, 2, 0, 3, 1, 0})},
-                 {{"batch_dims", int64_t{1}}}, DType::f16}),
+                 {{"batch_dims", int64_t{1}}}, DType::f16},
+        // torch.gather along the last and a middle axis, indices narrower than data.
+        CopyCase{"GatherElementsLastAxis", "GatherElements", {3, 5},
+                 {Tensor::from_vector<int64_t>(DType::i64, {3, 2}, {4, 0, -1, 2, 3, 3})}, {{"axis", int64_t{1}}}},
+        CopyCase{"GatherElementsMiddleAxisInt32", "GatherElements", {2, 4, 3},
+                 {Tensor::from_vector<int64_t>(DType::i32, {2, 2, 2}, {3, 0, 1, -4, 2, 2, 0, 1})},
+                 {{"axis", int64_t{1}}}, DType::i64},
+        CopyCase{"GatherElementsFirstAxisBool", "GatherElements", {3, 2},
+                 {Tensor::from_vector<int64_t>(DType::i64, {4, 2}, {2, 0, 1, 1, 0, 2, -1, -3})}, {}, DType::boolean}),
     [](const auto& info) { return info.param.name; });
 
 TEST(StridedCopy, GatherIndexOutOfRangeIsAUserError) {
