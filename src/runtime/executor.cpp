@@ -21,12 +21,12 @@
 #include "ir/error.h"
 #include "reference/interpreter.h"
 #include "runtime/hardware_calibration.h"
+#include "runtime/jit_buckets.h"
 #include "runtime/kernel_library.h"
 #include "runtime/library_call.h"
 #include "runtime/memory_planner.h"
 #include "runtime/shape_only_values.h"
 #include "runtime/thread_team.h"
-#include "tiling/solver.h"
 
 namespace tilefuse::runtime {
 
@@ -95,8 +95,8 @@ struct Executor::Impl {
   ExecutorCounters& counters;
   fusion::FusionPlan& plan = planned.plan;
   std::vector<BuiltKernel> kernels;  // per step (empty for non-kernels)
-  // Per step: a jit kernel specialised to each shape bucket it has run in, by bucket key.
-  std::vector<std::map<std::string, BuiltKernel>> jit_buckets;
+  std::vector<std::string> kernel_names;  // per step: the structural name a kernel is built under
+  JitBuckets jit_buckets{plan, kernels, kernel_names};
   std::vector<std::unique_ptr<LibraryCall>> library_calls;  // per step (null for non-library steps)
   std::shared_ptr<ThreadTeam> team_ptr;
   ThreadTeam& team;
@@ -155,7 +155,7 @@ struct Executor::Impl {
 
   void compile_kernels() {
     kernels.resize(plan.steps.size());  // indexed by step, kernels or not (a plan may have none)
-    jit_buckets.resize(plan.steps.size());
+    kernel_names.resize(plan.steps.size());
     if (!has_kernels()) return;
     std::string header_fingerprint;
     toolchain.include_dirs.push_back(install_support_headers(cache.root(), header_fingerprint));
@@ -168,7 +168,7 @@ struct Executor::Impl {
       const auto& step = plan.steps[i];
       if (step.kind != fusion::StepKind::Kernel) continue;
       fusion::FusedKernel named = step.kernel;
-      named.name = structural_name(step.kernel.name);
+      named.name = kernel_names[i] = structural_name(step.kernel.name);
       jobs.push_back({named.name, [this, i, named] { kernels[i] = build_kernel(named, *build_context); }});
     }
     size_t count = jobs.size();
@@ -234,49 +234,6 @@ struct Executor::Impl {
     return {data.begin(), data.end()};
   }
 
-  // Sizes the generic jit kernel was planned for (or smaller, where launch costs outweigh any
-  // tiling choice): its buckets would compile a kernel for nothing.
-  static bool within_planning_size(const std::vector<int64_t>& symbols) {
-    return std::all_of(symbols.begin(), symbols.end(), [](int64_t v) { return v <= tiling::kJitPlanningSize; });
-  }
-
-  // Per step, the kernel that runs at these symbol values: a static kernel as built, a jit
-  // kernel's specialisation to their shape bucket, built (in parallel) on the bucket's first sight.
-  std::vector<BuiltKernel*> kernels_for(const std::vector<std::vector<int64_t>>& symbols) {
-    std::vector<BuiltKernel*> out(plan.steps.size(), nullptr);
-    std::vector<build::CompileJob> jobs;
-    std::vector<std::pair<size_t, tiling::ShapeBucket>> missing;
-    for (size_t i = 0; i < plan.steps.size(); ++i) {
-      if (plan.steps[i].kind != fusion::StepKind::Kernel) continue;
-      if (kernels[i].path != tiling::CompilePath::Jit || within_planning_size(symbols[i])) {
-        out[i] = &kernels[i];
-        continue;
-      }
-      tiling::ShapeBucket bucket = tiling::shape_bucket(kernels[i].source.symbols, symbols[i]);
-      auto it = jit_buckets[i].find(bucket.key);
-      if (it != jit_buckets[i].end()) {
-        out[i] = &it->second;
-      } else {
-        missing.emplace_back(i, std::move(bucket));
-      }
-    }
-    std::vector<BuiltKernel> built(missing.size());
-    for (size_t m = 0; m < missing.size(); ++m) {
-      const auto& [i, bucket] = missing[m];
-      fusion::FusedKernel named = plan.steps[i].kernel;
-      named.name = structural_name(named.name);
-      jobs.push_back({named.name + " " + bucket.key, [this, &built, m, named, i = i, &bucket = bucket] {
-                        built[m] = build_jit_bucket(named, kernels[i], bucket, *build_context);
-                      }});
-    }
-    build::run_compile_jobs(std::move(jobs), options.compile_threads);
-    for (size_t m = 0; m < missing.size(); ++m) {
-      const auto& [i, bucket] = missing[m];
-      out[i] = &jit_buckets[i].emplace(bucket.key, std::move(built[m])).first->second;
-    }
-    return out;
-  }
-
   Prepared& prepare(const SymbolBindings& b) {
     std::string key;
     for (const auto& [s, v] : b) key += fmt::format("{}={};", s, v);
@@ -308,7 +265,8 @@ struct Executor::Impl {
       }
       p.kernel_symbols.push_back(std::move(syms));
     }
-    p.kernels = kernels_for(p.kernel_symbols);
+    if (build_context) p.kernels = jit_buckets.kernels_for(p.kernel_symbols, *build_context, options.compile_threads);
+    if (p.kernels.empty()) p.kernels.assign(plan.steps.size(), nullptr);  // a plan without kernels
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       int64_t blocks = 0;
       if (const BuiltKernel* k = p.kernels[i]) {
@@ -586,9 +544,7 @@ std::vector<TuningSummary> Executor::tuning_summaries() const {
   std::vector<TuningSummary> out;
   for (size_t i = 0; i < impl_->kernels.size(); ++i) {
     if (impl_->kernels[i].tuning) out.push_back(*impl_->kernels[i].tuning);
-    for (const auto& [key, bucket] : impl_->jit_buckets[i]) {
-      if (bucket.tuning) out.push_back(*bucket.tuning);
-    }
+    for (TuningSummary& bucket : impl_->jit_buckets.tunings(i)) out.push_back(std::move(bucket));
   }
   return out;
 }
