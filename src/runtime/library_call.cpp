@@ -2,6 +2,7 @@
 
 #include "ir/error.h"
 #include "runtime/arg_extremum_call.h"
+#include "runtime/axis_map_call.h"
 #include "runtime/axis_parts_call.h"
 #include "runtime/broadcast_call.h"
 #include "runtime/cast_call.h"
@@ -26,6 +27,7 @@ bool library_call_supports(const Node& node) {
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return matmul_call_supports(node);
   if (node.op == "MaxPool") return pool_call_supports(node);
   if (node.op == "Split" || node.op == "Concat") return axis_parts_call_supports(node);
+  if (node.op == "Tile" || node.op == "Pad") return axis_map_call_supports(node);
   if (is_strided_copy(node)) return strided_copy_call_supports(node);
   if (node.op == "Cast") return cast_call_supports(node);
   if (node.op == "ArgMax" || node.op == "ArgMin") return arg_extremum_call_supports(node);
@@ -37,6 +39,7 @@ std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBl
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return prepare_matmul_call(node, blocking);
   if (node.op == "MaxPool") return prepare_pool_call(node);
   if (node.op == "Split" || node.op == "Concat") return prepare_axis_parts_call(node);
+  if (node.op == "Tile" || node.op == "Pad") return prepare_axis_map_call(node);
   if (is_strided_copy(node)) return prepare_strided_copy_call(node);
   if (node.op == "Cast") return prepare_cast_call(node);
   if (node.op == "ArgMax" || node.op == "ArgMin") return prepare_arg_extremum_call(node);

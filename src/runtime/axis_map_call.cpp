@@ -1,0 +1,165 @@
+#include "runtime/axis_map_call.h"
+
+#include <cstring>
+
+#include "ir/error.h"
+#include "ir/shape.h"
+
+namespace tilefuse::runtime {
+
+namespace {
+
+// Per output axis, the input coordinate each output coordinate reads (-1: Pad's constant).
+using AxisMaps = std::vector<std::vector<int64_t>>;
+
+std::vector<int64_t> int_values(const Tensor& t) {
+  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.get_i64(i);
+  return v;
+}
+
+// Sized for `out_shape` and emptied, keeping the capacity of earlier runs.
+void reset(AxisMaps& maps, const std::vector<int64_t>& out_shape) {
+  maps.resize(out_shape.size());
+  for (auto& m : maps) m.clear();
+}
+
+void tile_maps(const Node& node, const std::vector<Tensor>& in, const std::vector<int64_t>& out_shape, AxisMaps& maps) {
+  const Tensor& x = in[0];
+  const std::vector<int64_t> repeats = int_values(in[1]);
+  if (static_cast<int64_t>(repeats.size()) != x.rank()) {
+    fail_user("{}: repeats has {} entries for an input of rank {}", node.describe(), repeats.size(), x.rank());
+  }
+  reset(maps, out_shape);
+  for (size_t d = 0; d < out_shape.size(); ++d) {
+    if (repeats[d] < 0) fail_user("{}: repeats {} has a negative entry", node.describe(), dims_to_string(repeats));
+    if (x.shape()[d] * repeats[d] != out_shape[d]) {
+      fail_user("{}: {} repeated {} is not the planned output {}", node.describe(), x.summary(),
+                dims_to_string(repeats), dims_to_string(out_shape));
+    }
+    for (int64_t p = 0; p < out_shape[d]; ++p) maps[d].push_back(p % x.shape()[d]);
+  }
+}
+
+// The input coordinate padded coordinate p (shifted by the begin pad) reads in a dim of size n,
+// or -1 for the constant: the reference kernel's rule.
+int64_t pad_source(const std::string& mode, int64_t p, int64_t n) {
+  if (p >= 0 && p < n) return p;
+  if (mode == "constant" || n == 0) return -1;
+  if (mode == "edge") return p < 0 ? 0 : n - 1;
+  if (mode == "wrap") return ((p % n) + n) % n;
+  if (n == 1) return 0;  // reflect
+  const int64_t period = 2 * (n - 1);
+  const int64_t r = ((p % period) + period) % period;
+  return r < n ? r : period - r;
+}
+
+void pad_maps(const Node& node, const std::vector<Tensor>& in, const std::vector<int64_t>& out_shape, AxisMaps& maps) {
+  const Tensor& x = in[0];
+  const std::string mode = node.attr_string("mode", "constant");
+  const std::vector<int64_t> pads = in.size() > 1 && in[1].defined() ? int_values(in[1]) : node.attr_ints("pads");
+  std::vector<int64_t> axes;
+  if (in.size() > 3 && in[3].defined()) {
+    for (int64_t a : int_values(in[3])) axes.push_back(a < 0 ? a + x.rank() : a);
+  } else {
+    for (int64_t d = 0; d < x.rank(); ++d) axes.push_back(d);
+  }
+  if (pads.size() != 2 * axes.size()) {
+    fail_user("{}: pads has {} entries; it needs 2 per padded axis ({})", node.describe(), pads.size(), 2 * axes.size());
+  }
+  std::vector<int64_t> begin(static_cast<size_t>(x.rank()), 0), shape = x.shape();
+  for (size_t k = 0; k < axes.size(); ++k) {
+    if (axes[k] < 0 || axes[k] >= x.rank()) fail_user("{}: axis {} is out of range", node.describe(), axes[k]);
+    begin[axes[k]] = pads[k];
+    shape[axes[k]] += pads[k] + pads[k + axes.size()];
+    if (mode != "constant" && x.shape()[axes[k]] == 0 && shape[axes[k]] > 0) {
+      fail_user("{}: mode '{}' cannot pad the empty axis {}", node.describe(), mode, axes[k]);
+    }
+  }
+  if (shape != out_shape) {
+    fail_user("{}: pads {} give shape {}, but the plan has {}", node.describe(), dims_to_string(pads),
+              dims_to_string(shape), dims_to_string(out_shape));
+  }
+  reset(maps, out_shape);
+  for (size_t d = 0; d < out_shape.size(); ++d) {
+    for (int64_t p = 0; p < out_shape[d]; ++p) maps[d].push_back(pad_source(mode, p - begin[d], x.shape()[d]));
+  }
+}
+
+// Pad's constant as one element of x's dtype: input 2 when given, else the `value` attribute.
+void pad_value(const Node& node, const std::vector<Tensor>& in, Tensor& fill) {
+  if (in.size() > 2 && in[2].defined() && in[2].numel() > 0) {
+    if (in[2].dtype() != fill.dtype()) {
+      fail_user("{}: constant_value is {}, the data {}", node.describe(), dtype_name(in[2].dtype()),
+                dtype_name(fill.dtype()));
+    }
+    std::memcpy(fill.raw(), in[2].raw(), dtype_size(fill.dtype()));
+  } else {
+    fill.set_f64(0, node.attr_float("value", 0.0));
+  }
+}
+
+// out row by row: the row's source row (or the constant, where an outer axis maps to -1), then
+// each element through the innermost axis' map.
+void copy_mapped(ThreadTeam& team, const AxisMaps& maps, const Tensor& x, const Tensor& fill, Tensor& out) {
+  if (out.numel() == 0) return;
+  const size_t elem = dtype_size(x.dtype());
+  const std::vector<int64_t>& shape = out.shape();
+  const std::vector<int64_t> strides = contiguous_strides(x.shape());
+  const int64_t width = shape.back(), rows = out.numel() / width;  // rank >= 1 (axis_map_call_supports)
+  const std::vector<int64_t>& columns = maps.back();
+  const auto* src = static_cast<const uint8_t*>(x.raw());
+  const auto* value = static_cast<const uint8_t*>(fill.raw());
+  auto* dst = static_cast<uint8_t*>(out.raw());
+  team.run(rows, [&](int, int64_t first, int64_t end) {
+    for (int64_t r = first; r < end; ++r) {
+      int64_t offset = 0, rest = r;
+      for (size_t d = shape.size() - 1; d-- > 0 && offset >= 0;) {
+        const int64_t s = maps[d][rest % shape[d]];
+        rest /= shape[d];
+        offset = s < 0 ? -1 : offset + s * strides[d];
+      }
+      uint8_t* row = dst + static_cast<size_t>(r * width) * elem;
+      for (int64_t c = 0; c < width; ++c) {
+        const bool constant = offset < 0 || columns[c] < 0;
+        std::memcpy(row + c * elem, constant ? value : src + (offset + columns[c]) * elem, elem);
+      }
+    }
+  });
+}
+
+class AxisMapCall : public LibraryCall {
+ public:
+  explicit AxisMapCall(const Node& node) : node_(node) {}
+
+  void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
+    Tensor& out = outs[0];
+    if (!out.defined()) return;
+    if (!fill_.defined()) fill_ = Tensor(in[0].dtype(), {1});
+    const bool tile = node_.op == "Tile";
+    if (tile) {
+      tile_maps(node_, in, out.shape(), maps_);
+    } else {
+      pad_maps(node_, in, out.shape(), maps_);
+      pad_value(node_, in, fill_);
+    }
+    copy_mapped(team, maps_, in[0], fill_, out);
+  }
+
+ private:
+  const Node& node_;
+  Tensor fill_;    // Pad's constant (one element)
+  AxisMaps maps_;  // kept between runs, so that a run does not allocate
+};
+
+}  // namespace
+
+bool axis_map_call_supports(const Node& node) {
+  if (node.input(0) == nullptr || node.input(0)->rank() == 0) return false;
+  if (node.op == "Tile") return node.inputs.size() >= 2 && node.input(1) != nullptr;
+  return node.op == "Pad";
+}
+
+std::unique_ptr<LibraryCall> prepare_axis_map_call(const Node& node) { return std::make_unique<AxisMapCall>(node); }
+
+}  // namespace tilefuse::runtime
