@@ -89,6 +89,7 @@ std::vector<Tensor> run_compiled(const Graph& graph, const BoundInputs& inputs, 
                      {"tuning_records_reused", counters.tuning.records_reused.load()},
                      {"packed_weight_bytes", counters.packed_weight_bytes.load()},
                      {"prepared_shapes", counters.prepared_shapes.load()},
+                     {"jit_buckets", counters.jit_buckets.load()},
                      {"launches", executor.launches()}};
   return tensors;
 }

@@ -266,6 +266,7 @@ struct Executor::Impl {
       p.kernel_symbols.push_back(std::move(syms));
     }
     if (build_context) p.kernels = jit_buckets.kernels_for(p.kernel_symbols, *build_context, options.compile_threads);
+    counters.jit_buckets = jit_buckets.size();
     if (p.kernels.empty()) p.kernels.assign(plan.steps.size(), nullptr);  // a plan without kernels
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       int64_t blocks = 0;

@@ -45,6 +45,7 @@ struct ExecutorCounters {
   std::atomic<int64_t> packed_weight_bytes{0};  // weights packed for the GEMM engine when prepared
   std::atomic<int64_t> prepared_shapes{0};      // shapes held now (at most max_prepared_shapes)
   std::atomic<int64_t> evicted_shapes{0};       // shapes dropped, least recently run first
+  std::atomic<int64_t> jit_buckets{0};          // jit kernels specialised to a shape bucket (kept for good)
 };
 
 class Executor {

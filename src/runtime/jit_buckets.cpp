@@ -58,6 +58,12 @@ std::vector<BuiltKernel*> JitBuckets::kernels_for(const std::vector<std::vector<
   return out;
 }
 
+int64_t JitBuckets::size() const {
+  int64_t n = 0;
+  for (const auto& step : buckets_) n += static_cast<int64_t>(step.size());
+  return n;
+}
+
 std::vector<TuningSummary> JitBuckets::tunings(size_t step) const {
   std::vector<TuningSummary> out;
   for (const auto& [key, kernel] : buckets_.at(step)) {

@@ -25,6 +25,9 @@ class JitBuckets {
   std::vector<BuiltKernel*> kernels_for(const std::vector<std::vector<int64_t>>& symbols, const BuildContext& context,
                                         int compile_threads);
 
+  // Bucket kernels held, over all steps.
+  int64_t size() const;
+
   // The tuning summaries of step `step`'s buckets, by bucket key.
   std::vector<TuningSummary> tunings(size_t step) const;
 

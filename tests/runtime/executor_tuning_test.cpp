@@ -139,6 +139,7 @@ TEST(ExecutorTuning, JitKernelsAreTunedOncePerShapeBucket) {
     EXPECT_EQ(counters.cache.compiles, threads == 1 ? 1 : 0) << threads << " threads";
     for (int64_t rows : std::vector<int64_t>{3, 200, 130, 300, tiling::kJitPlanningSize}) expect_matches_reference(exe, g, rows);
     EXPECT_EQ(counters.tuning.kernels_tuned, 2) << threads << " threads";  // buckets 256 and 512
+    EXPECT_EQ(counters.jit_buckets, 2) << threads << " threads";
     EXPECT_GE(counters.tuning.candidates_measured, 4) << threads << " threads";
   }
   std::set<std::string> buckets;
