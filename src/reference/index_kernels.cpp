@@ -199,19 +199,6 @@ std::vector<Tensor> tile_kernel(const Node& node, const std::vector<Tensor>& in)
   return {gather_elements(x, source, shape)};
 }
 
-// The input coordinate that padded coordinate `p` (already shifted by the begin pad) reads in a
-// dim of size n, or -1 for the constant.
-int64_t pad_source(const std::string& mode, int64_t p, int64_t n) {
-  if (p >= 0 && p < n) return p;
-  if (mode == "constant" || n == 0) return -1;
-  if (mode == "edge") return p < 0 ? 0 : n - 1;
-  if (mode == "wrap") return ((p % n) + n) % n;
-  if (n == 1) return 0;  // reflect
-  const int64_t period = 2 * (n - 1);
-  int64_t r = ((p % period) + period) % period;
-  return r < n ? r : period - r;
-}
-
 std::vector<Tensor> pad_kernel(const Node& node, const std::vector<Tensor>& in) {
   const Tensor& x = required_input(node, in, 0);
   const std::string mode = node.attr_string("mode", "constant");

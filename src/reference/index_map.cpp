@@ -72,4 +72,15 @@ Tensor gather_elements(const Tensor& source, const std::vector<int64_t>& indices
   return out;
 }
 
+int64_t pad_source(const std::string& mode, int64_t p, int64_t n) {
+  if (p >= 0 && p < n) return p;
+  if (mode == "constant" || n == 0) return -1;
+  if (mode == "edge") return p < 0 ? 0 : n - 1;
+  if (mode == "wrap") return ((p % n) + n) % n;
+  if (n == 1) return 0;  // reflect
+  const int64_t period = 2 * (n - 1);
+  const int64_t r = ((p % period) + period) % period;
+  return r < n ? r : period - r;
+}
+
 }  // namespace tilefuse::reference

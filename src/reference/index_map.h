@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -26,5 +27,10 @@ std::vector<int64_t> broadcast_shape(const Node& node, const std::vector<Tensor>
 
 // A tensor of `shape` whose element i is element indices[i] of `source` (any dtype).
 Tensor gather_elements(const Tensor& source, const std::vector<int64_t>& indices, std::vector<int64_t> shape);
+
+// Pad's rule for one axis: the input coordinate that padded coordinate `p` (already shifted by
+// the begin pad) reads in a dim of size n under `mode` (constant, edge, reflect, wrap), or -1
+// for the constant. Shared with the runtime's Pad (runtime/axis_map_call.h).
+int64_t pad_source(const std::string& mode, int64_t p, int64_t n);
 
 }  // namespace tilefuse::reference

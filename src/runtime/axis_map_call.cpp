@@ -4,6 +4,7 @@
 
 #include "ir/error.h"
 #include "ir/shape.h"
+#include "reference/index_map.h"
 
 namespace tilefuse::runtime {
 
@@ -11,12 +12,6 @@ namespace {
 
 // Per output axis, the input coordinate each output coordinate reads (-1: Pad's constant).
 using AxisMaps = std::vector<std::vector<int64_t>>;
-
-std::vector<int64_t> int_values(const Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.get_i64(i);
-  return v;
-}
 
 // Sized for `out_shape` and emptied, keeping the capacity of earlier runs.
 void reset(AxisMaps& maps, const std::vector<int64_t>& out_shape) {
@@ -26,7 +21,7 @@ void reset(AxisMaps& maps, const std::vector<int64_t>& out_shape) {
 
 void tile_maps(const Node& node, const std::vector<Tensor>& in, const std::vector<int64_t>& out_shape, AxisMaps& maps) {
   const Tensor& x = in[0];
-  const std::vector<int64_t> repeats = int_values(in[1]);
+  const std::vector<int64_t> repeats = in[1].to_i64_vector();
   if (static_cast<int64_t>(repeats.size()) != x.rank()) {
     fail_user("{}: repeats has {} entries for an input of rank {}", node.describe(), repeats.size(), x.rank());
   }
@@ -41,26 +36,13 @@ void tile_maps(const Node& node, const std::vector<Tensor>& in, const std::vecto
   }
 }
 
-// The input coordinate padded coordinate p (shifted by the begin pad) reads in a dim of size n,
-// or -1 for the constant: the reference kernel's rule.
-int64_t pad_source(const std::string& mode, int64_t p, int64_t n) {
-  if (p >= 0 && p < n) return p;
-  if (mode == "constant" || n == 0) return -1;
-  if (mode == "edge") return p < 0 ? 0 : n - 1;
-  if (mode == "wrap") return ((p % n) + n) % n;
-  if (n == 1) return 0;  // reflect
-  const int64_t period = 2 * (n - 1);
-  const int64_t r = ((p % period) + period) % period;
-  return r < n ? r : period - r;
-}
-
 void pad_maps(const Node& node, const std::vector<Tensor>& in, const std::vector<int64_t>& out_shape, AxisMaps& maps) {
   const Tensor& x = in[0];
   const std::string mode = node.attr_string("mode", "constant");
-  const std::vector<int64_t> pads = in.size() > 1 && in[1].defined() ? int_values(in[1]) : node.attr_ints("pads");
+  const std::vector<int64_t> pads = in.size() > 1 && in[1].defined() ? in[1].to_i64_vector() : node.attr_ints("pads");
   std::vector<int64_t> axes;
   if (in.size() > 3 && in[3].defined()) {
-    for (int64_t a : int_values(in[3])) axes.push_back(a < 0 ? a + x.rank() : a);
+    for (int64_t a : in[3].to_i64_vector()) axes.push_back(a < 0 ? a + x.rank() : a);
   } else {
     for (int64_t d = 0; d < x.rank(); ++d) axes.push_back(d);
   }
@@ -82,7 +64,9 @@ void pad_maps(const Node& node, const std::vector<Tensor>& in, const std::vector
   }
   reset(maps, out_shape);
   for (size_t d = 0; d < out_shape.size(); ++d) {
-    for (int64_t p = 0; p < out_shape[d]; ++p) maps[d].push_back(pad_source(mode, p - begin[d], x.shape()[d]));
+    for (int64_t p = 0; p < out_shape[d]; ++p) {
+      maps[d].push_back(reference::pad_source(mode, p - begin[d], x.shape()[d]));
+    }
   }
 }
 

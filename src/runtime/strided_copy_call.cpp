@@ -81,12 +81,6 @@ int64_t normalized_axis(const Node& node, int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-std::vector<int64_t> int_values(const Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.get_i64(i);
-  return v;
-}
-
 void check_shape(const Node& node, const std::vector<int64_t>& computed, const Tensor& out) {
   if (computed != out.shape()) {
     fail_user("{}: the run-time bounds give shape {}, but the plan has {}", node.describe(), dims_to_string(computed),
@@ -113,11 +107,11 @@ IndexMap expand_map(const Node& node, const Tensor& x, const std::vector<int64_t
 // Slice: ONNX's bounds (ops/slice_dims.h) from the run-time values of starts, ends, axes, steps.
 IndexMap slice_map(const Node& node, const std::vector<Tensor>& in) {
   const Tensor& x = in[0];
-  const std::vector<int64_t> starts = int_values(in[1]), ends = int_values(in[2]);
+  const std::vector<int64_t> starts = in[1].to_i64_vector(), ends = in[2].to_i64_vector();
   std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
   for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
-  if (in.size() > 3 && in[3].defined()) axes = int_values(in[3]);
-  if (in.size() > 4 && in[4].defined()) steps = int_values(in[4]);
+  if (in.size() > 3 && in[3].defined()) axes = in[3].to_i64_vector();
+  if (in.size() > 4 && in[4].defined()) steps = in[4].to_i64_vector();
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
     fail_user("{}: starts, ends, axes and steps must have equal lengths, got {}, {}, {}, {}", node.describe(),
               starts.size(), ends.size(), axes.size(), steps.size());
