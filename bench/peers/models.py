@@ -123,6 +123,28 @@ class ViewsBetweenOps(nn.Module):
         return t[..., : width // self.heads // 2].transpose(1, 2)
 
 
+class IndexArithmetic(nn.Module):
+    """Integer arithmetic as model code writes it on ids (bucketing: multiply, add, floor division
+    and modulo of int64), and a padding mask from the same ids, applied as a float factor."""
+
+    def forward(self, ids):
+        return (((ids * 3 + 7) // 2) % 5).to(torch.float32) * (ids != 0)
+
+
+class TransposeOut(nn.Module):
+    """An activation, then its transpose materialised (a layout change between two layers)."""
+
+    def forward(self, x):
+        return (torch.sigmoid(x) * x).transpose(0, 1).contiguous() + 1.0
+
+
+class GatherAlongAxis(nn.Module):
+    """torch.gather along the last axis (each row picks entries by index), then a shift."""
+
+    def forward(self, x, index):
+        return torch.gather(x, 1, index) + 1.0
+
+
 class MlpBlock(nn.Module):
     """Transformer MLP: MatMul+bias, GELU, MatMul+bias, residual add, LayerNorm."""
 
@@ -240,6 +262,19 @@ def views_between_ops(size, batch, seq, width, heads):
                 memory_bound=True)
 
 
+def index_arithmetic(size, rows, columns):
+    return Case("index_arithmetic", size, IndexArithmetic, {"ids": ((rows, columns), torch.int64)}, memory_bound=True)
+
+
+def transpose_out(size, rows, columns):
+    return Case("transpose_out", size, TransposeOut, {"x": f32(rows, columns)}, memory_bound=True)
+
+
+def gather_along_axis(size, rows, columns, picks):
+    return Case("gather_along_axis", size, GatherAlongAxis,
+                {"x": f32(rows, columns), "index": ((rows, picks), torch.int64)}, memory_bound=True)
+
+
 def mlp_block(size, batch, seq, hidden):
     return Case("mlp_block", size, lambda: MlpBlock(hidden, 4 * hidden), {"x": f32(batch, seq, hidden)},
                 memory_bound=False)
@@ -265,6 +300,9 @@ def small_cases():
         dataclasses.replace(column_stats("small", 256, 1024), iters_factor=5),
         dataclasses.replace(embed_and_mask("small", 1, 128, 256, 1000), iters_factor=5),
         dataclasses.replace(views_between_ops("small", 1, 128, 512, 8), iters_factor=5),
+        dataclasses.replace(index_arithmetic("small", 256, 512), iters_factor=5),
+        dataclasses.replace(transpose_out("small", 256, 512), iters_factor=5),
+        dataclasses.replace(gather_along_axis("small", 256, 1024, 256), iters_factor=5),
         dataclasses.replace(mlp_block("small", 1, 128, 256), iters_factor=5),
         dataclasses.replace(encoder_layer("small", 2, 128, 256, 4), iters_factor=5),
         latency_chain(),
@@ -282,6 +320,9 @@ def large_cases():
         channel_norm("large", 32, 64, 90),
         embed_and_mask("large", 8, 512, 768, 32000),
         views_between_ops("large", 16, 1024, 1024, 16),
+        index_arithmetic("large", 4096, 2048),
+        transpose_out("large", 2048, 4096),
+        gather_along_axis("large", 4096, 2048, 1024),
         mlp_block("large", 4, 256, 768),
         encoder_layer("large", 4, 256, 512, 8),
     ]

@@ -43,8 +43,17 @@ std::string cpp_storage_type(DType dtype) {
     case DType::f16: return "tf::f16";
     case DType::bf16: return "tf::bf16";
     case DType::boolean: return "bool";
-    default: fail_internal("generated kernels do not store {}", dtype_name(dtype));
+    case DType::f64: return "double";
+    case DType::i8: return "int8_t";
+    case DType::i32: return "int32_t";
+    case DType::i64: return "int64_t";
+    case DType::u8: return "uint8_t";
   }
+  fail_internal("generated kernels do not store {}", dtype_name(dtype));
+}
+
+std::string cpp_compute_type(DType dtype) {
+  return dtype == DType::f16 || dtype == DType::bf16 ? "float" : cpp_storage_type(dtype);
 }
 
 std::string cpp_float_literal(double value) {

@@ -16,8 +16,10 @@ std::string symbol_variable(const std::string& symbol);
 // An int64_t expression: constants as literals, symbols as symbol_variable(), floordiv/mod/max/min
 // through the helpers of tilefuse_kernel.h.
 std::string cpp_int_expr(const Dim& dim);
-// The element storage type in generated code: float, tf::f16, tf::bf16, bool.
+// The element storage type in generated code: float, tf::f16, tf::bf16, bool, double, int64_t...
 std::string cpp_storage_type(DType dtype);
+// The type a value of `dtype` is computed in: its storage type, but float for f16/bf16.
+std::string cpp_compute_type(DType dtype);
 // A float literal that reads back as exactly `value` rounded to f32 ("0.5f", "-inff" spelled as
 // a helper call, NaN likewise).
 std::string cpp_float_literal(double value);

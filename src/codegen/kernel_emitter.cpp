@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codegen/cpp_names.h"
+#include "fusion/iteration_space.h"
 #include "fusion/loop_nest.h"
 #include "codegen/pointwise_expr.h"
 #include "ir/error.h"
@@ -82,7 +83,8 @@ class KernelEmitter {
         tiling_(tiling),
         jit_(variant == KernelVariant::Jit),
         nest_(build_loop_nest(kernel.space)),
-        columns_(nest_.columns) {
+        columns_(nest_.columns),
+        native_(has_native_values(kernel)) {
     collect_buffers();
     collect_symbols();
     schedule_passes();
@@ -99,6 +101,30 @@ class KernelEmitter {
 
  private:
   // ---- analysis ----
+
+  // Integer and f64 values keep their own types: the kernel is a scalar loop in which each value
+  // has its element type's C++ type (tilefuse_native.h), elementwise only (fusion's rule).
+  static bool has_native_values(const fusion::FusedKernel& kernel) {
+    return std::any_of(kernel.space.access.begin(), kernel.space.access.end(),
+                       [](const auto& entry) { return !fusion::is_lane_dtype(entry.first->dtype); });
+  }
+
+  // The C++ type an expression of `n` computes in: its first non-bool operand's (a comparison,
+  // a Cast, Where's branches), else its output's. Float-lane kernels compute everything in V.
+  std::string value_type(const Node& n) const {
+    if (!native_) return "V";
+    for (const Value* in : operands_of(n)) {
+      if (in != nullptr && in->dtype != DType::boolean) return cpp_compute_type(in->dtype);
+    }
+    return cpp_compute_type(n.outputs[0]->dtype);
+  }
+
+  // A native kernel converts each integer result to its element type, so that small integers
+  // wrap where the op says (C++ computes int8 + int8 in int).
+  std::string typed_result(const Node& n, const std::string& expr) const {
+    const DType out = n.outputs[0]->dtype;
+    return native_ && is_integer(out) ? "static_cast<" + cpp_storage_type(out) + ">(" + expr + ")" : expr;
+  }
 
   void collect_buffers() {
     for (Value* v : k_.inputs) add_buffer(v);
@@ -215,6 +241,7 @@ class KernelEmitter {
     } else {
       w_.line("// tiling: " + tiling_.repr());
     }
+    if (native_) w_.line("// values keep their element types: a scalar loop that the compiler vectorises");
     w_.line("#include \"tilefuse_kernel.h\"");
     w_.line();
     w_.open("namespace {");
@@ -233,6 +260,10 @@ class KernelEmitter {
     w_.close("}  // namespace");
     w_.line();
   }
+
+  // Units in column-tile-major order, for loads strided along the vectorised axis
+  // (fusion::LoopNest::walks_across_rows).
+  bool column_tiles_down_rows() const { return column_tile() > 0 && nest_.walks_across_rows(k_.inputs); }
 
   int64_t column_tile() const {
     if (!nest_.tiles_columns()) return 0;
@@ -325,7 +356,11 @@ class KernelEmitter {
 
   // Outer coordinates of the unit, each buffer's row pointer, and the unit's column range.
   void emit_unit_setup() {
-    w_.line("int64_t rest = unit / column_tiles;");
+    if (column_tiles_down_rows()) {
+      w_.line("int64_t rest = unit % outer;  // down the rows of one column tile, then the next tile");
+    } else {
+      w_.line("int64_t rest = unit / column_tiles;");
+    }
     std::vector<std::string> coords(nest_.outer.size());
     for (size_t a = nest_.outer.size(); a-- > 0;) {
       coords[a] = fmt::format("o{}", a);
@@ -352,7 +387,8 @@ class KernelEmitter {
                           offset.empty() ? "" : " + (" + offset + ")"));
     }
     if (column_tile() > 0) {
-      w_.line("const int64_t c_begin = (unit % column_tiles) * kColumnTile;");
+      w_.line(column_tiles_down_rows() ? "const int64_t c_begin = (unit / outer) * kColumnTile;"
+                                       : "const int64_t c_begin = (unit % column_tiles) * kColumnTile;");
       w_.line("const int64_t c_end = std::min(columns, c_begin + kColumnTile);");
     } else {
       w_.line("const int64_t c_begin = 0;");
@@ -438,7 +474,15 @@ class KernelEmitter {
   std::string row_operand(const Value* in) {
     if (internal(in)) return var(in);
     if (!row_loaded_.insert(in).second) return var(in);
-    std::string load = is_mask(in) ? fmt::format("*{}", row(in)) : fmt::format("tf::to_f32(*{})", row(in));
+    if (native_ && in->constant && in->constant->numel() == 1 && (is_integer(in->dtype) || is_mask(in))) {
+      // A literal: the compiler turns a division by it into a multiplication and vectorises it.
+      w_.line(fmt::format("constexpr {} {} = {};  // buffers[{}]", cpp_storage_type(in->dtype), var(in),
+                          in->constant->get_i64(0), buffer_index_.at(in)));
+      return var(in);
+    }
+    std::string load = native_ ? fmt::format("tf::to_compute(*{})", row(in))
+                       : is_mask(in) ? fmt::format("*{}", row(in))
+                                     : fmt::format("tf::to_f32(*{})", row(in));
     w_.line(fmt::format("const auto {} = {};", var(in), load));
     return var(in);
   }
@@ -480,14 +524,18 @@ class KernelEmitter {
     for (size_t a = 0; a < depth; ++a) {
       w_.open(fmt::format("for (int64_t j{0} = 0; j{0} < {1}; ++j{0}) {{", a, cpp_int_expr(nest_.inner[a].extent)));
     }
-    w_.open(fmt::format("tf::{}(c_end - c_begin, [&](auto lane_tag, int64_t lane) {{",
-                        rows_can_hold_a_pack() ? "for_lanes_packed" : "for_lanes"));
-    w_.line("using V = decltype(lane_tag);");
-    w_.line("const int64_t i = c_begin + lane;");
-    if (p == prefetch_pass_ && tiling_.prefetch_ahead > 0 && !streamed_.empty()) emit_prefetch();
+    if (native_) {
+      w_.open("for (int64_t i = c_begin; i < c_end; ++i) {");
+    } else {
+      w_.open(fmt::format("tf::{}(c_end - c_begin, [&](auto lane_tag, int64_t lane) {{",
+                          rows_can_hold_a_pack() ? "for_lanes_packed" : "for_lanes"));
+      w_.line("using V = decltype(lane_tag);");
+      w_.line("const int64_t i = c_begin + lane;");
+      if (p == prefetch_pass_ && tiling_.prefetch_ahead > 0 && !streamed_.empty()) emit_prefetch();
+    }
     loaded_.clear();
     emit_pass_body(p);
-    w_.close("});");
+    w_.close(native_ ? "}" : "});");
     if (columns_) {
       // A reduced row of the tile is in: sums fold their f32 partials now and then.
       for (const Node* n : k_.nodes) {
@@ -551,6 +599,7 @@ class KernelEmitter {
       return columns_ ? recompute(in, p) : reload_from_scratch(in);
     }
     if ((level_of(in) == Level::Reduced && !columns_) || (constant_over_row(in) && row_loaded_.count(in))) {
+      if (native_) return row_operand_in_body(in);
       return (is_mask(in) ? "tf::mask_bcast<V>(" : "V(") + row_operand_in_body(in) + ")";
     }
     return load_operand(in);
@@ -576,7 +625,11 @@ class KernelEmitter {
     const Dim& last = nest_.inner.back().strides.at(in);
     std::string base = base_pointer(in);
     std::string load;
-    if (is_mask(in)) {
+    if (native_) {
+      load = last == Dim(0)   ? fmt::format("tf::to_compute(*{})", base)
+             : last == Dim(1) ? fmt::format("tf::to_compute({}[i])", base)
+                              : fmt::format("tf::to_compute({}[i * {}])", base, cpp_int_expr(last));
+    } else if (is_mask(in)) {
       load = last == Dim(0) ? fmt::format("tf::load_mask_bcast<V>({})", base)
                             : last == Dim(1) ? fmt::format("tf::load_mask<V>({} + i)", base)
                                              : fmt::format("tf::load_mask_strided<V>({} + i * {}, {})", base,
@@ -617,7 +670,7 @@ class KernelEmitter {
   // LayerNorm's standard deviation, a per-row or scalar divisor input such as GELU's sqrt(2)):
   // see tf::RowDivisor.
   bool divides_by_row_value(const Node& n) const {
-    if (n.op != "Div" || !is_float(n.outputs[0]->dtype) || level_of(n.outputs[0]) != Level::Full) return false;
+    if (native_ || n.op != "Div" || !is_float(n.outputs[0]->dtype) || level_of(n.outputs[0]) != Level::Full) return false;
     if (columns_) return false;  // row-level values differ per column; recomputed values divide plainly
     const Value* divisor = n.input(1);
     return internal(divisor) ? level_of(divisor) == Level::Reduced : constant_over_row(divisor);
@@ -689,7 +742,7 @@ class KernelEmitter {
       const Value* out = n->outputs[0];
       std::string expr = passes_value_through(*n)    ? operands[0]
                          : divides_by_row_value(*n) ? fmt::format("tf::divide({}, {})", operands[0], row_divisor(*n))
-                                                    : pointwise_expr(*n, operands, "V");
+                                                    : typed_result(*n, pointwise_expr(*n, operands, value_type(*n)));
       w_.line(fmt::format("const auto {} = {};  // {}", var(out), expr, n->op));
       if (scratch_slot_.count(out)) {
         std::string value = is_mask(out) ? fmt::format("tf::select({}, V(1.0f), V(0.0f))", var(out)) : var(out);
@@ -702,7 +755,10 @@ class KernelEmitter {
   void emit_store(const Value* out) {
     const Dim& last = nest_.inner.back().strides.at(out);
     std::string base = base_pointer(out);
-    if (last == Dim(1) && level_of(out) == Level::Reduced) {
+    if (native_) {
+      const std::string at = last == Dim(1) ? base + " + i" : base + " + i * " + cpp_int_expr(last);
+      w_.line(fmt::format("tf::store_value({}, {});", at, var(out)));
+    } else if (last == Dim(1) && level_of(out) == Level::Reduced) {
       w_.line(fmt::format("tf::store({} + i, {});", base, var(out)));  // small: never streamed
     } else if (last == Dim(1)) {
       w_.line(fmt::format("tf::store_output<kStreamStores>({} + i, {});", base, var(out)));
@@ -716,6 +772,7 @@ class KernelEmitter {
   bool jit_;
   LoopNest nest_;
   bool columns_;  // a column reduction (fusion/loop_nest.h)
+  bool native_;   // values keep their element types (has_native_values)
   CodeWriter w_;
   std::vector<const Value*> buffers_;
   std::map<const Value*, int> buffer_index_;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "codegen/cpp_names.h"
+#include "fusion/iteration_space.h"
 #include "ir/error.h"
 
 namespace tilefuse::codegen {
@@ -20,6 +21,11 @@ struct ExprContext {
   std::string lit(double v) const { return V + "(" + cpp_float_literal(v) + ")"; }
   std::string call(const std::string& fn, const std::string& a) const { return "tf::" + fn + "(" + a + ")"; }
   std::string binary(const std::string& op) const { return "(" + x[0] + " " + op + " " + x[1] + ")"; }
+  // Integer arithmetic wraps (tilefuse_native.h) where C++ would overflow into undefined behaviour.
+  bool integer() const { return node.input(0) != nullptr && is_integer(node.input(0)->dtype); }
+  std::string arithmetic(const std::string& op, const std::string& wrapping) const {
+    return integer() ? "tf::" + wrapping + "(" + x[0] + ", " + x[1] + ")" : binary(op);
+  }
   bool has(size_t i) const { return i < x.size() && !x[i].empty(); }
 };
 
@@ -74,6 +80,7 @@ std::string cast_expr(const ExprContext& c) {
   DType from = c.node.input(0)->dtype;
   DType to = c.node.outputs[0]->dtype;
   if (from == to) return c.x[0];
+  if (!fusion::is_lane_dtype(from) || !fusion::is_lane_dtype(to)) return "tf::convert<" + cpp_storage_type(to) + ">(" + c.x[0] + ")";
   if (to == DType::boolean) return "(" + c.x[0] + " != " + c.lit(0.0) + ")";
   if (from == DType::boolean) return "tf::select(" + c.x[0] + ", " + c.lit(1.0) + ", " + c.lit(0.0) + ")";
   if (to == DType::f16) return "tf::round_to<tf::f16>(" + c.x[0] + ")";
@@ -110,6 +117,16 @@ std::string celu_expr(const ExprContext& c) {
                      fmt::arg("inv", c.lit(1.0 / alpha)));
 }
 
+// Integer division by a constant, non-zero divisor (the planner's rule); f64 divides plainly.
+std::string div_expr(const ExprContext& c) {
+  return c.integer() ? "tf::int_div(" + c.x[0] + ", " + c.x[1] + ")" : c.binary("/");
+}
+
+std::string mod_expr(const ExprContext& c) {
+  const std::string python = c.node.attr_int("fmod", 0) != 0 ? "false" : "true";
+  return fmt::format("tf::{}<{}>({}, {})", c.integer() ? "int_mod" : "float_mod", python, c.x[0], c.x[1]);
+}
+
 std::string mean_expr(const ExprContext& c) {
   return "(" + fold_expr(c, "add") + " * " + c.lit(1.0 / static_cast<double>(c.x.size())) + ")";
 }
@@ -118,13 +135,14 @@ using ExprFn = std::function<std::string(const ExprContext&)>;
 
 const std::map<std::string, ExprFn, std::less<>>& expr_table() {
   static const std::map<std::string, ExprFn, std::less<>> table = {
-      {"Add", [](const ExprContext& c) { return c.binary("+"); }},
-      {"Sub", [](const ExprContext& c) { return c.binary("-"); }},
-      {"Mul", [](const ExprContext& c) { return c.binary("*"); }},
-      {"Div", [](const ExprContext& c) { return c.binary("/"); }},
+      {"Add", [](const ExprContext& c) { return c.arithmetic("+", "wrap_add"); }},
+      {"Sub", [](const ExprContext& c) { return c.arithmetic("-", "wrap_sub"); }},
+      {"Mul", [](const ExprContext& c) { return c.arithmetic("*", "wrap_mul"); }},
+      {"Div", div_expr},
+      {"Mod", mod_expr},
       {"Pow", pow_expr},
-      {"Neg", [](const ExprContext& c) { return "(-" + c.x[0] + ")"; }},
-      {"Abs", [](const ExprContext& c) { return c.call("abs", c.x[0]); }},
+      {"Neg", [](const ExprContext& c) { return c.integer() ? c.call("wrap_neg", c.x[0]) : "(-" + c.x[0] + ")"; }},
+      {"Abs", [](const ExprContext& c) { return c.call(c.integer() ? "int_abs" : "abs", c.x[0]); }},
       {"Exp", [](const ExprContext& c) { return c.call("exp", c.x[0]); }},
       {"Log", [](const ExprContext& c) { return c.call("log", c.x[0]); }},
       {"Sqrt", [](const ExprContext& c) { return c.call("sqrt", c.x[0]); }},

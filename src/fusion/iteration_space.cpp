@@ -28,11 +28,46 @@ const std::set<std::string, std::less<>>& kernel_op_types() {
   return ops;
 }
 
+bool is_lane_dtype(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::boolean; }
+
 namespace {
 
-// Kernels compute in f32 (f16/bf16 converted at loads/stores) and keep bools as masks; integer
-// and f64 tensors stay with the host (reference) kernels.
-bool kernel_dtype(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::boolean; }
+// Ops a kernel computes on integer and f64 values, in their own types (tilefuse_native.h):
+// what index arithmetic, masks built from ids and f64 pipelines use. Division and Mod of
+// integers need a constant, non-zero divisor (the host reports a zero one).
+const std::set<std::string, std::less<>>& native_op_types() {
+  static const std::set<std::string, std::less<>> ops = {
+      "Add",     "Sub",         "Mul",           "Div",   "Mod", "Neg", "Abs", "Sign", "Relu",     "Min", "Max",
+      "Clip",    "Where",       "Equal",         "Less",  "Greater", "LessOrEqual", "GreaterOrEqual", "Not",
+      "And",     "Or",          "Cast",          "Identity", "Transpose", "Slice", "Expand"};
+  return ops;
+}
+// ... and on f64 values, the math functions the reference computes with the C library.
+const std::set<std::string, std::less<>>& native_f64_math() {
+  static const std::set<std::string, std::less<>> ops = {"Exp",  "Log",     "Sqrt",  "Reciprocal", "Floor",
+                                                         "Ceil", "Tanh",    "Erf",   "Sigmoid",    "Round", "IsNaN"};
+  return ops;
+}
+
+bool has_nonzero_constant(const Value* v) {
+  if (v == nullptr || !v->constant) return false;
+  for (int64_t i = 0; i < v->constant->numel(); ++i) {
+    if (v->constant->get_i64(i) == 0) return false;
+  }
+  return true;
+}
+
+// A node with an integer or f64 tensor: which of those a generated kernel takes.
+bool is_native_kernel_op(const Node& node) {
+  const DType t = node.input(0) != nullptr ? node.input(0)->dtype : node.outputs[0]->dtype;
+  const bool math = native_f64_math().count(node.op) != 0;
+  if (!native_op_types().count(node.op) && !(math && t == DType::f64)) return false;
+  // f32 Mod stays on the host, and so does a float Mod without fmod=1 (the host reports it).
+  if (node.op == "Mod" && !is_integer(t) && (t != DType::f64 || node.attr_int("fmod", 0) == 0)) return false;
+  if ((node.op == "Div" || node.op == "Mod") && is_integer(t) && !has_nonzero_constant(node.input(1))) return false;
+  if ((node.op == "Neg" || node.op == "Relu") && t == DType::u8) return false;  // the reference rejects them
+  return true;
+}
 
 }  // namespace
 
@@ -57,8 +92,9 @@ std::vector<Value*> data_inputs(const Node& node) {
 }
 
 bool is_kernel_op(const Node& node) {
-  if (!kernel_op_types().count(node.op)) return false;
-  bool reduction = node.op.rfind("Reduce", 0) == 0;
+  if (node.outputs.empty()) return false;
+  const bool reduction = node.op.rfind("Reduce", 0) == 0;
+  bool lanes = std::all_of(node.outputs.begin(), node.outputs.end(), [](const Value* v) { return is_lane_dtype(v->dtype); });
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const Value* v = node.inputs[i];
     if (v == nullptr) continue;
@@ -68,11 +104,10 @@ bool is_kernel_op(const Node& node) {
       if (!v->constant) return false;
       continue;
     }
-    if (!kernel_dtype(v->dtype)) return false;
+    lanes = lanes && is_lane_dtype(v->dtype);
   }
-  for (const Value* v : node.outputs) {
-    if (!kernel_dtype(v->dtype)) return false;
-  }
+  if (!lanes) return !reduction && is_native_kernel_op(node);
+  if (!kernel_op_types().count(node.op)) return false;
   // Dropout's mask output is not computed by kernels.
   if (node.op == "Dropout" && node.outputs.size() > 1 && !node.outputs[1]->users.empty()) return false;
   return true;
@@ -115,6 +150,9 @@ class Deriver {
         continue;
       }
       if (!is_kernel_op(*n)) return fail(fmt::format("{} cannot be part of a generated kernel", n->describe()));
+    }
+    if (!native_values_fit()) {
+      return fail("a kernel with integer or f64 values is a scalar elementwise loop: no reductions, no f32 vector math");
     }
     if (views) return run_with_views();
     if (!choose_domain(nodes_)) return {std::nullopt, reason_};
@@ -276,6 +314,21 @@ class Deriver {
     Shape r = side_domain_[side];
     for (int64_t a : side_reduced_[side]) r[a] = Dim(1);
     return r;
+  }
+
+  // Kernels with values outside the lane types are scalar elementwise loops (is_lane_dtype):
+  // they hold no reduction, and f32 transcendental math stays in a SIMD kernel of its own.
+  bool native_values_fit() const {
+    static const std::set<std::string, std::less<>> vector_math = {
+        "Exp", "Log", "Tanh", "Sigmoid", "Softplus", "Erf", "Gelu", "Elu", "Sin", "Cos", "Selu", "Celu", "Mish", "Pow"};
+    bool lane_heavy = false, native = false;
+    for (const Node* n : nodes_) {
+      bool lanes = std::all_of(n->outputs.begin(), n->outputs.end(), [](const Value* v) { return is_lane_dtype(v->dtype); });
+      for (const Value* v : data_inputs(*n)) lanes = lanes && is_lane_dtype(v->dtype);
+      native = native || !lanes;
+      lane_heavy = lane_heavy || is_reduction(*n) || (lanes && vector_math.count(n->op));
+    }
+    return !(native && lane_heavy);
   }
 
   IterationSpaceResult fail(std::string why) { return {std::nullopt, std::move(why)}; }

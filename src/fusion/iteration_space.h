@@ -47,8 +47,12 @@ IterationSpaceResult derive_iteration_space(const std::vector<Node*>& nodes);
 
 // Whether the node can be part of a generated kernel at all: its op is in kernel_op_types()
 // (pointwise ops, reductions, Transpose, Slice with constant bounds) and its tensors are
-// f32/f16/bf16/bool.
+// lane types (below), or it is an elementwise op that kernels compute on integer and f64 values
+// in their own types (arithmetic, comparisons, logic, Where, Cast, index maps; f64 math).
 bool is_kernel_op(const Node& node);
+// f32, f16, bf16 and bool: the types kernels compute in float SIMD lanes (bools as masks). A
+// kernel with a value of any other type is a scalar loop over native types, without reductions.
+bool is_lane_dtype(DType t);
 const std::set<std::string, std::less<>>& kernel_op_types();
 
 // The inputs a step reads at run time: all present inputs, except a reduction's axes, a view's

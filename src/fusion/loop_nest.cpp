@@ -55,6 +55,14 @@ std::vector<LoopAxis> merged(std::vector<LoopAxis> axes) {
 
 }  // namespace
 
+bool LoopNest::walks_across_rows(const std::vector<Value*>& loads) const {
+  if (reduces || inner.empty()) return false;
+  return std::any_of(loads.begin(), loads.end(), [&](const Value* v) {
+    const Dim& stride = inner.back().strides.at(v);
+    return !(stride == Dim(0)) && !(stride == Dim(1));
+  });
+}
+
 LoopNest build_loop_nest(const IterationSpace& space) {
   std::vector<LoopAxis> outer, inner;
   bool innermost_reduced = false;  // of the axes longer than 1

@@ -32,6 +32,11 @@ struct LoopNest {
   Dim inner_count() const;  // product of inner extents
   Dim reduced_count() const;  // elements each output element reduces over (inner, less the column axis)
   bool tiles_columns() const { return !reduces || columns; }  // the last inner axis is cut in column tiles
+  // An elementwise kernel that loads some input with a stride along its vectorised axis (a
+  // Transpose of a computed value, materialised): each vector touches a cache line per element.
+  // Such kernels walk short column tiles down the rows (units ordered column tile by column
+  // tile), so that the lines one row loads serve the next rows from L1.
+  bool walks_across_rows(const std::vector<Value*>& loads) const;
 };
 
 LoopNest build_loop_nest(const IterationSpace& space);

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "fusion/shape_only_steps.h"
 #include "ir/op_registry.h"
 #include "passes/pattern_matcher.h"
 #include "spdlog/spdlog.h"
@@ -12,12 +13,6 @@ namespace tilefuse::fusion {
 
 namespace {
 
-StepKind kind_of(const Node& node) {
-  if (is_view_op(node)) return StepKind::View;
-  if (is_kernel_op(node)) return StepKind::Kernel;
-  if (node.def().has(kLibraryCall)) return StepKind::LibraryCall;
-  return StepKind::Host;
-}
 
 // Nodes whose results the graph outputs need at run time, following data inputs only: shape
 // computations that feed nothing but views' shape operands (PyTorch's Shape -> Gather ->
@@ -55,7 +50,7 @@ struct Candidate {
 class Planner {
  public:
   Planner(const Graph& graph, const passes::PatternRegistry& patterns, const PlannerOptions& options)
-      : graph_(graph), patterns_(patterns), options_(options) {
+      : graph_(graph), patterns_(patterns), options_(options), shape_only_(shape_only_nodes(graph.nodes())) {
     std::set<const Node*> needed = needed_nodes(graph);
     for (Node* n : graph.nodes()) {
       if (needed.count(n)) nodes_.push_back(n);
@@ -392,6 +387,14 @@ class Planner {
     return plan;
   }
 
+  // Shape-only nodes are never kernels: the executor computes them once per set of shapes.
+  StepKind kind_of(const Node& node) const {
+    if (is_view_op(node)) return StepKind::View;
+    if (is_kernel_op(node) && !shape_only_.count(&node)) return StepKind::Kernel;
+    if (node.def().has(kLibraryCall)) return StepKind::LibraryCall;
+    return StepKind::Host;
+  }
+
   PlanStep make_step(const std::vector<Node*>& nodes, size_t& kernel_index) const {
     PlanStep step;
     step.kind = kind_of(*nodes.front());
@@ -416,6 +419,7 @@ class Planner {
   const Graph& graph_;
   const passes::PatternRegistry& patterns_;
   PlannerOptions options_;
+  std::set<const Node*> shape_only_;
   std::vector<Node*> nodes_;
   std::set<const Node*> planned_;  // the needed nodes
   std::map<const Node*, size_t> order_;

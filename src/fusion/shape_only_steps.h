@@ -6,11 +6,16 @@
 // executor computes them once per set of input shapes, so they leave the run path.
 #pragma once
 
+#include <set>
 #include <vector>
 
 #include "fusion/fusion_plan.h"
 
 namespace tilefuse::fusion {
+
+// The nodes (in topological order) that depend on shapes only. The planner keeps them out of
+// kernels, so that they stay steps the executor computes once per shape.
+std::set<const Node*> shape_only_nodes(const std::vector<Node*>& nodes);
 
 // Per step of `plan`: true for a host, library or view step that depends on shapes only.
 // Generated kernels are never marked (they run on every call).

@@ -1,5 +1,6 @@
 #include "runtime/axis_map_call.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ir/error.h"
@@ -83,15 +84,56 @@ void pad_value(const Node& node, const std::vector<Tensor>& in, Tensor& fill) {
   }
 }
 
+// A stretch of an output row: `length` elements from `begin` that read the source row
+// contiguously from `source`, or (source -1) are Pad's constant.
+struct Segment {
+  int64_t begin, length, source;
+};
+
+// The innermost axis' map as segments (kept in `out`, whose capacity runs reuse).
+void column_segments(const std::vector<int64_t>& columns, std::vector<Segment>& out) {
+  out.clear();
+  for (int64_t c = 0; c < static_cast<int64_t>(columns.size()); ++c) {
+    const int64_t s = columns[c];
+    if (!out.empty()) {
+      Segment& last = out.back();
+      const bool continues = last.source < 0 ? s < 0 : s == last.source + last.length;
+      if (continues) {
+        ++last.length;
+        continue;
+      }
+    }
+    out.push_back({c, 1, s < 0 ? -1 : s});
+  }
+}
+
+template <typename T>
+void fill_as(uint8_t* dst, int64_t n, const uint8_t* value) {
+  T v;
+  std::memcpy(&v, value, sizeof(T));
+  std::fill_n(reinterpret_cast<T*>(dst), n, v);
+}
+
+void fill_elements(uint8_t* dst, int64_t n, const uint8_t* value, size_t elem) {
+  switch (elem) {
+    case 1: return fill_as<uint8_t>(dst, n, value);
+    case 2: return fill_as<uint16_t>(dst, n, value);
+    case 4: return fill_as<uint32_t>(dst, n, value);
+    case 8: return fill_as<uint64_t>(dst, n, value);
+    default:
+      for (int64_t i = 0; i < n; ++i) std::memcpy(dst + static_cast<size_t>(i) * elem, value, elem);
+  }
+}
+
 // out row by row: the row's source row (or the constant, where an outer axis maps to -1), then
-// each element through the innermost axis' map.
-void copy_mapped(ThreadTeam& team, const AxisMaps& maps, const Tensor& x, const Tensor& fill, Tensor& out) {
+// the row's segments, each one memcpy or fill.
+void copy_mapped(ThreadTeam& team, const AxisMaps& maps, const std::vector<Segment>& segments, const Tensor& x,
+                 const Tensor& fill, Tensor& out) {
   if (out.numel() == 0) return;
   const size_t elem = dtype_size(x.dtype());
   const std::vector<int64_t>& shape = out.shape();
   const std::vector<int64_t> strides = contiguous_strides(x.shape());
   const int64_t width = shape.back(), rows = out.numel() / width;  // rank >= 1 (axis_map_call_supports)
-  const std::vector<int64_t>& columns = maps.back();
   const auto* src = static_cast<const uint8_t*>(x.raw());
   const auto* value = static_cast<const uint8_t*>(fill.raw());
   auto* dst = static_cast<uint8_t*>(out.raw());
@@ -104,9 +146,17 @@ void copy_mapped(ThreadTeam& team, const AxisMaps& maps, const Tensor& x, const 
         offset = s < 0 ? -1 : offset + s * strides[d];
       }
       uint8_t* row = dst + static_cast<size_t>(r * width) * elem;
-      for (int64_t c = 0; c < width; ++c) {
-        const bool constant = offset < 0 || columns[c] < 0;
-        std::memcpy(row + c * elem, constant ? value : src + (offset + columns[c]) * elem, elem);
+      if (offset < 0) {
+        fill_elements(row, width, value, elem);
+        continue;
+      }
+      for (const Segment& seg : segments) {
+        uint8_t* to = row + static_cast<size_t>(seg.begin) * elem;
+        if (seg.source < 0) {
+          fill_elements(to, seg.length, value, elem);
+        } else {
+          std::memcpy(to, src + static_cast<size_t>(offset + seg.source) * elem, static_cast<size_t>(seg.length) * elem);
+        }
       }
     }
   });
@@ -127,13 +177,15 @@ class AxisMapCall : public LibraryCall {
       pad_maps(node_, in, out.shape(), maps_);
       pad_value(node_, in, fill_);
     }
-    copy_mapped(team, maps_, in[0], fill_, out);
+    column_segments(maps_.back(), segments_);
+    copy_mapped(team, maps_, segments_, in[0], fill_, out);
   }
 
  private:
   const Node& node_;
   Tensor fill_;    // Pad's constant (one element)
   AxisMaps maps_;  // kept between runs, so that a run does not allocate
+  std::vector<Segment> segments_;
 };
 
 }  // namespace

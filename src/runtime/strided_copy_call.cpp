@@ -1,5 +1,6 @@
 #include "runtime/strided_copy_call.h"
 
+#include <atomic>
 #include <cstring>
 
 #include "ir/error.h"
@@ -208,27 +209,46 @@ void gather_nd(ThreadTeam& team, const Node& node, const Tensor& data, const Ten
   copy_runs(team, node, data, sources, slice, out);
 }
 
-template <typename T>
-void pick_elements(const T* src, const int64_t* offsets, int64_t n, T* dst) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = src[offsets[i]];
+// GatherElements where indices and data agree on every axis but `axis` (torch.gather's usual
+// case): out[o, j, i] = data[o, indices[o, j, i], i], in rows of the inner axes over the team,
+// reading the indices as they are. An index out of range sets `bad` (workers do not throw).
+template <typename T, typename I>
+void gather_rows(ThreadTeam& team, const T* src, const I* indices, T* dst, int64_t rows, int64_t count, int64_t n,
+                 int64_t inner, std::atomic<bool>& bad) {
+  team.run(rows, [&](int, int64_t begin, int64_t end) {
+    bool ok = true;
+    for (int64_t row = begin; row < end; ++row) {
+      const T* base = src + row / count * n * inner;
+      const I* idx = indices + row * inner;
+      T* out = dst + row * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t k = static_cast<int64_t>(idx[i]);
+        k += k < 0 ? n : 0;
+        ok = ok && k >= 0 && k < n;
+        out[i] = base[(ok ? k : 0) * inner + i];
+      }
+    }
+    if (!ok) bad.store(true, std::memory_order_relaxed);
+  });
 }
 
-// GatherElements: out[i0, .., ir] = data[i0, .., indices[i0, .., ir], .., ir] (the index replaces
-// the coordinate on `axis`). The source offsets are computed once per run into `sources`, then
-// copied over the team.
-void gather_elements(ThreadTeam& team, const Node& node, const Tensor& data, const Tensor& indices, Tensor& out,
-                     std::vector<int64_t>& sources) {
+template <typename T>
+void gather_rows_typed(ThreadTeam& team, const Tensor& data, const Tensor& indices, Tensor& out, int64_t axis,
+                       std::atomic<bool>& bad) {
+  const std::vector<int64_t>& shape = indices.shape();
+  const int64_t rows = dims_product(shape, 0, axis + 1), inner = dims_product(shape, axis + 1, indices.rank());
+  const int64_t count = shape[axis], n = data.shape()[axis];
+  const T* src = static_cast<const T*>(data.raw());
+  T* dst = static_cast<T*>(out.raw());
+  if (indices.dtype() == DType::i64) return gather_rows(team, src, indices.data<int64_t>(), dst, rows, count, n, inner, bad);
+  gather_rows(team, src, indices.data<int32_t>(), dst, rows, count, n, inner, bad);
+}
+
+// The general GatherElements (indices smaller than data on other axes too): source offsets are
+// computed on the caller's thread into `sources`, then copied over the team.
+void gather_elements_by_offsets(ThreadTeam& team, const Node& node, const Tensor& data, const Tensor& indices,
+                                Tensor& out, int64_t axis, std::vector<int64_t>& sources) {
   const int64_t r = data.rank();
-  const int64_t axis = normalized_axis(node, node.attr_int("axis", 0), r);
-  if (indices.rank() != r || out.numel() != indices.numel()) {
-    fail_user("{}: indices {} must have the rank of data {} (and the planned output {} its shape)", node.describe(),
-              indices.summary(), data.summary(), out.summary());
-  }
-  for (int64_t d = 0; d < r; ++d) {
-    if (d != axis && indices.shape()[d] > data.shape()[d]) {
-      fail_user("{}: indices {} reach past data {} on axis {}", node.describe(), indices.summary(), data.summary(), d);
-    }
-  }
   const std::vector<int64_t> strides = contiguous_strides(data.shape());
   const std::vector<int64_t>& shape = indices.shape();
   sources.resize(static_cast<size_t>(indices.numel()));
@@ -248,16 +268,36 @@ void gather_elements(ThreadTeam& team, const Node& node, const Tensor& data, con
   constexpr int64_t kPerUnit = 4096;
   team.run((indices.numel() + kPerUnit - 1) / kPerUnit, [&](int, int64_t first, int64_t end) {
     const int64_t begin = first * kPerUnit, stop = std::min(indices.numel(), end * kPerUnit);
-    const int64_t* offsets = sources.data() + begin;
-    switch (elem) {
-      case 4: return pick_elements(reinterpret_cast<const uint32_t*>(src), offsets, stop - begin,
-                                   reinterpret_cast<uint32_t*>(dst) + begin);
-      case 8: return pick_elements(reinterpret_cast<const uint64_t*>(src), offsets, stop - begin,
-                                   reinterpret_cast<uint64_t*>(dst) + begin);
-      default:
-        for (int64_t i = begin; i < stop; ++i) std::memcpy(dst + i * elem, src + sources[i] * elem, elem);
-    }
+    for (int64_t i = begin; i < stop; ++i) std::memcpy(dst + i * elem, src + sources[i] * elem, elem);
   });
+}
+
+// GatherElements: out[i0, .., ir] = data[i0, .., indices[i0, .., ir], .., ir] (the index replaces
+// the coordinate on `axis`).
+void gather_elements(ThreadTeam& team, const Node& node, const Tensor& data, const Tensor& indices, Tensor& out,
+                     std::vector<int64_t>& sources) {
+  const int64_t r = data.rank();
+  const int64_t axis = normalized_axis(node, node.attr_int("axis", 0), r);
+  if (indices.rank() != r || out.numel() != indices.numel()) {
+    fail_user("{}: indices {} must have the rank of data {} (and the planned output {} its shape)", node.describe(),
+              indices.summary(), data.summary(), out.summary());
+  }
+  bool same_other_axes = true;
+  for (int64_t d = 0; d < r; ++d) {
+    if (d != axis && indices.shape()[d] > data.shape()[d]) {
+      fail_user("{}: indices {} reach past data {} on axis {}", node.describe(), indices.summary(), data.summary(), d);
+    }
+    same_other_axes = same_other_axes && (d == axis || indices.shape()[d] == data.shape()[d]);
+  }
+  const size_t elem = dtype_size(data.dtype());
+  if (!same_other_axes || (elem != 4 && elem != 8)) {
+    return gather_elements_by_offsets(team, node, data, indices, out, axis, sources);
+  }
+  std::atomic<bool> bad{false};
+  if (elem == 4) gather_rows_typed<uint32_t>(team, data, indices, out, axis, bad);
+  else gather_rows_typed<uint64_t>(team, data, indices, out, axis, bad);
+  if (!bad.load()) return;
+  for (int64_t i = 0; i < indices.numel(); ++i) wrapped_index(node, indices.get_i64(i), axis, data.shape()[axis]);
 }
 
 class StridedCopyCall : public LibraryCall {

@@ -25,6 +25,7 @@ struct KernelProfile {
   int64_t scratch_row_bytes = 0;    // per-worker scratch (row kernels carrying values between passes)
   double cycles_per_element = 0;    // vector arithmetic per domain element, in cycles per lane
   bool has_streamed_contiguous_input = false;  // something software prefetch can help
+  bool walks_across_rows = false;  // loads strided along the vectorised axis (fusion/loop_nest.h)
 
   int64_t elements() const { return outer * inner; }
   int64_t column_tiles(int64_t column_tile) const {

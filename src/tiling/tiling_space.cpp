@@ -29,6 +29,14 @@ std::vector<int64_t> column_tiles(const KernelProfile& p) {
   }
   if (p.reduces) return {0};
   std::vector<int64_t> tiles;
+  if (p.walks_across_rows) {
+    // A tile's column loads touch one cache line per column: 64 to 256 lines stay in L1 while
+    // the tile walks down the rows that share them.
+    for (int64_t ct : {64, 128, 256}) {
+      if (ct < p.inner) tiles.push_back(ct);
+    }
+    return tiles.empty() ? std::vector<int64_t>{0} : tiles;
+  }
   for (int64_t ct : {2048, 4096, 8192, 16384, 32768}) {
     if (ct < p.inner) tiles.push_back(ct);
   }

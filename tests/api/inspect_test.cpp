@@ -118,19 +118,22 @@ TEST(InspectPlan, StepsListLibraryCallAndFusedKernelWithTheirTensors) {
 }
 
 TEST(InspectPlan, HostOpsTheRuntimeRunsAreLibraryCallsOthersHostSteps) {
-  // An embedding lookup and a Cast (runtime code) and an integer Add (reference kernels).
+  // An embedding lookup (runtime code), integer arithmetic (a generated kernel) and an integer
+  // division by a computed divisor (reference kernels, which report a zero divisor).
   Graph g;
   Value* table = g.add_constant("table", Tensor(DType::f32, {10, 4}));
   Value* ids = g.add_input("ids", DType::i64, {Dim(3)});
   g.add_output(g.add_node("Gather", "embed", {table, ids}, {"rows"})->outputs[0]);
-  g.add_output(g.add_node("Cast", "cast", {ids}, {"ids32"}, {{"to", int64_t{6}}})->outputs[0]);
   g.add_output(g.add_node("Add", "twice", {ids, ids}, {"twice"})->outputs[0]);
+  g.add_output(g.add_node("Div", "ratio", {ids, ids}, {"ratio"})->outputs[0]);
   g.infer_shapes();
   const PlanSummary plan = inspect_graph(g).plan;
   ASSERT_EQ(plan.steps.size(), 3u);
-  EXPECT_EQ(plan.steps[0].kind, fusion::StepKind::LibraryCall) << plan.steps[0].name;
-  EXPECT_EQ(plan.steps[1].kind, fusion::StepKind::LibraryCall) << plan.steps[1].name;
-  EXPECT_EQ(plan.steps[2].kind, fusion::StepKind::Host) << plan.steps[2].name;
+  std::map<std::string, fusion::StepKind> kinds;
+  for (const auto& step : plan.steps) kinds[step.ops.size() == 1 ? step.ops[0].node : step.name] = step.kind;
+  EXPECT_EQ(kinds["embed"], fusion::StepKind::LibraryCall);
+  EXPECT_EQ(kinds["twice"], fusion::StepKind::Kernel);
+  EXPECT_EQ(kinds["ratio"], fusion::StepKind::Host);
 }
 
 TEST(InspectPlan, ShapeOnlyStepsAreMarkedAndLeftOutOfTheLaunches) {
@@ -238,15 +241,16 @@ TEST(DotWriter, EdgesLabelledWithTypesAndNamesEscaped) {
 }
 
 TEST(DotWriter, HostOpsAndUnplannedOpsHaveTheirOwnStyles) {
-  // An i32 Add cannot be generated (host op); the Shape node feeds nothing the outputs need.
+  // An i32 division by a computed divisor is not generated (host op); the Shape node feeds
+  // nothing the outputs need.
   Graph g;
   Value* a = g.add_input("a", DType::i32, {4});
   Value* b = g.add_input("b", DType::i32, {4});
   g.add_node("Shape", "unused_shape", {a}, {"s"});
-  g.add_output(g.add_node("Add", "int_add", {a, b}, {"c"})->outputs[0]);
+  g.add_output(g.add_node("Div", "int_div", {a, b}, {"c"})->outputs[0]);
   g.infer_shapes();
   const std::string dot = plan_to_dot(fusion::plan_for_execution(g, true));
-  EXPECT_TRUE(std::regex_search(dot, std::regex(R"(label="Add\\nint_add", shape=hexagon)"))) << dot;
+  EXPECT_TRUE(std::regex_search(dot, std::regex(R"(label="Div\\nint_div", shape=hexagon)"))) << dot;
   EXPECT_TRUE(std::regex_search(dot, std::regex(R"(label="Shape\\nunused_shape", shape=box, style="rounded,dotted")")))
       << dot;
   EXPECT_THAT(dot, Not(HasSubstr("cluster_k0")));

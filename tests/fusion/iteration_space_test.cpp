@@ -66,5 +66,34 @@ TEST(IterationSpace, ReductionsOfDifferentElementsOnTheTwoSidesAreRefused) {
   EXPECT_NE(result.reason.find("reduce different elements"), std::string::npos) << result.reason;
 }
 
+// Integer values make a kernel a scalar loop over native types: integer arithmetic and its
+// Cast to f32 share one, but a reduction or f32 vector math next to them keeps SIMD lanes in a
+// kernel of its own.
+TEST(IterationSpace, IntegerValuesJoinOnlyScalarElementwiseWork) {
+  Graph g;
+  Value* ids = g.add_input("ids", DType::i64, {Dim(4), Dim(16)});
+  Value* three = g.add_constant("three", Tensor::scalar_i64(3));
+  Value* scaled = g.add_node("Mul", "scaled", {ids, three}, {"scaled"})->outputs[0];
+  Value* as_float = g.add_node("Cast", "as_float", {scaled}, {"as_float"}, {{"to", int64_t{1}}})->outputs[0];
+  Value* e = g.add_node("Exp", "exp", {as_float}, {"e"})->outputs[0];
+  Value* sum = g.add_node("ReduceSum", "sum", {as_float}, {"sum"}, {{"axes", std::vector<int64_t>{1}}})->outputs[0];
+  g.add_output(e);
+  g.add_output(sum);
+  g.infer_shapes();
+  std::vector<Node*> n = all_nodes(g);
+  const IterationSpaceResult cast = derive_iteration_space({n[0], n[1]});
+  ASSERT_TRUE(cast.space) << cast.reason;
+  EXPECT_EQ(cast.space->access.at(scaled).level, Level::Full);
+  for (Node* heavy : {n[2], n[3]}) {
+    const IterationSpaceResult r = derive_iteration_space({n[0], n[1], heavy});
+    EXPECT_FALSE(r.space) << heavy->op;
+    EXPECT_NE(r.reason.find("no reductions, no f32 vector math"), std::string::npos) << r.reason;
+  }
+  // Integer reductions are not generated at all.
+  Node* int_sum = g.add_node("ReduceSum", "int_sum", {ids}, {"int_sum"}, {{"axes", std::vector<int64_t>{1}}});
+  g.infer_shapes();
+  EXPECT_FALSE(is_kernel_op(*int_sum));
+}
+
 }  // namespace
 }  // namespace tilefuse::fusion

@@ -45,7 +45,7 @@ TEST(ShapeOnlySteps, MarksWhatShapesAloneDetermine) {
   for (size_t i = 0; i < shape_only.size(); ++i) (shape_only[i] ? marked : unmarked).insert(step_name(planned.plan.steps[i]));
   SCOPED_TRACE(print_plan(planned.plan));
   EXPECT_EQ(marked, (std::set<std::string>{"shape", "n", "range", "pos_f32", "column", "size"}));
-  EXPECT_TRUE(unmarked.count("mask_f32"));
+  EXPECT_TRUE(unmarked.count("kernel_cast_0"));  // the mask's Cast reads data: a generated kernel
   EXPECT_TRUE(unmarked.count("mask_column"));
   for (size_t i = 0; i < shape_only.size(); ++i) {
     if (planned.plan.steps[i].kind == StepKind::Kernel) EXPECT_FALSE(shape_only[i]) << step_name(planned.plan.steps[i]);
@@ -67,6 +67,28 @@ TEST(ShapeOnlySteps, DataReachesThroughAnyOperand) {
   for (size_t i = 0; i < shape_only.size(); ++i) {
     EXPECT_EQ(shape_only[i], step_name(planned.plan.steps[i]) == "shape") << step_name(planned.plan.steps[i]);
   }
+}
+
+// Integer arithmetic can be a generated kernel, but not on shape-only values: those stay steps
+// the executor computes once per shape, never on a run.
+TEST(ShapeOnlySteps, ThePlannerKeepsThemOutOfKernels) {
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {Dim::symbol("N")});
+  Value* shape = g.add_node("Shape", "shape", {x}, {"shape"})->outputs[0];
+  Value* twice = g.add_node("Mul", "twice", {shape, scalar_i64(g, "two", 2)}, {"twice"})->outputs[0];
+  Value* as_float = g.add_node("Cast", "as_float", {twice}, {"as_float"}, {{"to", int64_t{1}}})->outputs[0];
+  g.add_output(g.add_node("Add", "shifted", {x, as_float}, {"y"})->outputs[0]);
+  g.infer_shapes();
+  EXPECT_EQ(shape_only_nodes(g.nodes()).size(), 3u);
+  const ExecutionPlan planned = plan_for_execution(g, true);
+  const std::vector<bool> shape_only = find_shape_only_steps(planned.plan);
+  SCOPED_TRACE(print_plan(planned.plan));
+  ASSERT_EQ(planned.plan.steps.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_NE(planned.plan.steps[i].kind, StepKind::Kernel) << step_name(planned.plan.steps[i]);
+    EXPECT_TRUE(shape_only[i]) << step_name(planned.plan.steps[i]);
+  }
+  EXPECT_EQ(planned.plan.steps[3].kind, StepKind::Kernel);
 }
 
 }  // namespace

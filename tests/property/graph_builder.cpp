@@ -103,6 +103,7 @@ class Builder {
       case OpKind::Softmax: return softmax(op);
       case OpKind::LayerNorm: return layer_norm(op);
       case OpKind::HalfRoundTrip: return half_round_trip(op);
+      case OpKind::IntegerDetour: return integer_detour(op);
     }
     return nullptr;
   }
@@ -110,6 +111,26 @@ class Builder {
   Value* half_round_trip(const OpSpec& op) {
     DType half_type = op.variant & 1 ? DType::bf16 : DType::f16;
     return cast(cast(operand(op.operand, false), half_type), DType::f32);
+  }
+
+  // Integer arithmetic (kernels over native types) on the first input's values, which every
+  // mode has exactly, so truncation to integers agrees: scaled, cast to an integer type, a
+  // chain of wrapping, dividing and Mod-ing ops, maybe transposed, and back to f32.
+  Value* integer_detour(const OpSpec& op) {
+    static const DType kTypes[] = {DType::i64, DType::i32, DType::i8};
+    const DType t = kTypes[static_cast<size_t>(op.which) % 3];
+    auto integer = [&](int64_t v) {
+      Tensor k(t, {});
+      k.set_i64(0, v);
+      return constant(k);
+    };
+    Value* i = cast(node("Mul", {pool_.front(), constant(Tensor::scalar_f32(64.0f))}), t);
+    i = node("Add", {node("Mul", {i, integer(3)}), integer(5)});  // i8 wraps
+    if (op.variant & 1) i = node("Div", {i, integer(op.variant & 2 ? -4 : 7)});
+    if (op.variant & 4) i = node("Mod", {i, integer(op.variant & 8 ? -5 : 6)});
+    if (op.axes & 1) i = node("Max", {i, integer(-20)});
+    if ((op.axes & 2) && i->rank() >= 2) i = node("Transpose", {i});
+    return cast(i, DType::f32);
   }
 
   Value* unary(const OpSpec& op) {

@@ -22,7 +22,8 @@ rc::Gen<OpKind> op_kind(bool half) {
                                            {7, OpKind::Transpose},
                                            {5, OpKind::Softmax},
                                            {5, OpKind::LayerNorm},
-                                           {half ? 6u : 0u, OpKind::HalfRoundTrip}});
+                                           {half ? 6u : 0u, OpKind::HalfRoundTrip},
+                                           {6, OpKind::IntegerDetour}});
 }
 
 rc::Gen<OpSpec> op_spec(bool half) {

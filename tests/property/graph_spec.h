@@ -14,7 +14,7 @@
 
 namespace tilefuse::property {
 
-enum class OpKind { Unary, Binary, Select, Reduce, Transpose, Softmax, LayerNorm, HalfRoundTrip };
+enum class OpKind { Unary, Binary, Select, Reduce, Transpose, Softmax, LayerNorm, HalfRoundTrip, IntegerDetour };
 
 struct OpSpec {
   OpKind kind = OpKind::Unary;

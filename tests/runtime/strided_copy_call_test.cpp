@@ -94,6 +94,10 @@ INSTANTIATE_TEST_SUITE_P(
         CopyCase{"GatherElementsMiddleAxisInt32", "GatherElements", {2, 4, 3},
                  {Tensor::from_vector<int64_t>(DType::i32, {2, 2, 2}, {3, 0, 1, -4, 2, 2, 0, 1})},
                  {{"axis", int64_t{1}}}, DType::i64},
+        // Indices that span data's other axes: the row-wise path.
+        CopyCase{"GatherElementsMiddleAxisFullRowsInt32", "GatherElements", {2, 4, 3},
+                 {Tensor::from_vector<int64_t>(DType::i32, {2, 3, 3}, {3, 0, 1, -4, 2, 2, 0, 1, -1, 1, 1, 1, 2, 3, 0, -2, 0, 3})},
+                 {{"axis", int64_t{1}}}},
         CopyCase{"GatherElementsFirstAxisBool", "GatherElements", {3, 2},
                  {Tensor::from_vector<int64_t>(DType::i64, {4, 2}, {2, 0, 1, 1, 0, 2, -1, -3})}, {}, DType::boolean}),
     [](const auto& info) { return info.param.name; });
@@ -112,6 +116,23 @@ TEST(StridedCopy, GatherIndexOutOfRangeIsAUserError) {
     FAIL() << "no error";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("index 4 is out of range for axis 0 of size 4"), std::string::npos) << e.what();
+  }
+}
+
+TEST(StridedCopy, GatherElementsIndexOutOfRangeIsAUserError) {
+  Graph g;
+  Value* data = g.add_input("data", DType::f32, {Dim(3), Dim(4)});
+  Value* indices = g.add_input("indices", DType::i64, {Dim(3), Dim(2)});
+  Node* node = g.add_node("GatherElements", "pick", {data, indices}, {"y"}, {{"axis", int64_t{1}}});
+  g.infer_shapes();
+  std::unique_ptr<LibraryCall> call = prepare_strided_copy_call(*node);
+  ThreadTeam team(2);
+  std::vector<Tensor> outs = {Tensor(DType::f32, {3, 2})};
+  try {
+    call->run(team, {counting(DType::f32, {3, 4}), Tensor::from_vector<int64_t>(DType::i64, {3, 2}, {1, 0, 3, -5, 2, 2})}, outs);
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("index -5 is out of range for axis 1 of size 4"), std::string::npos) << e.what();
   }
 }
 

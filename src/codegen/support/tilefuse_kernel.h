@@ -5,7 +5,8 @@
 // floats, the host's widest vector via xsimd) for the vectors left over (and rows too short for
 // a pack), and plain `float` in the tail. The helpers below are overloaded for all three, so
 // one body serves all.
-// All arithmetic is f32; f16/bf16 tensors are converted at loads and stores only.
+// All arithmetic is f32; f16/bf16 tensors are converted at loads and stores only. Kernels with
+// integer or f64 values are scalar loops over native types instead (tilefuse_native.h).
 #pragma once
 
 #include <algorithm>
@@ -452,5 +453,7 @@ template <typename Body> inline void for_lanes_packed(int64_t n, Body&& body) {
 }
 
 }  // namespace tf
+
+#include "tilefuse_native.h"
 
 #define TF_EXPORT extern "C" __attribute__((visibility("default")))
