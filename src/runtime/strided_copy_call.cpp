@@ -212,21 +212,59 @@ void gather_nd(ThreadTeam& team, const Node& node, const Tensor& data, const Ten
 // GatherElements where indices and data agree on every axis but `axis` (torch.gather's usual
 // case): out[o, j, i] = data[o, indices[o, j, i], i], in rows of the inner axes over the team,
 // reading the indices as they are. An index out of range sets `bad` (workers do not throw).
+// Data blocks (one per outer index) up to this size are prefetched whole before their rows run:
+// picks land at random places in the block, which the hardware prefetchers cannot follow.
+constexpr size_t kPrefetchedBlockBytes = 64 * 1024;
+
+template <typename T>
+void prefetch_block(const T* block, int64_t elements) {
+  const auto* p = reinterpret_cast<const char*>(block);
+  for (size_t b = 0; b < static_cast<size_t>(elements) * sizeof(T); b += 64) __builtin_prefetch(p + b, 0, 3);
+}
+
+// The rows [begin, end) of one outer index: out[j, i] = base[indices[j, i] * inner + i].
+// Returns false if an index is out of range (those elements read index 0).
+template <typename T, typename I>
+bool pick_rows(const T* base, const I* indices, T* out, int64_t rows, int64_t n, int64_t inner) {
+  bool ok = true;
+  auto pick = [&](int64_t e, int64_t i) {
+    int64_t k = static_cast<int64_t>(indices[e]);
+    k += k < 0 ? n : 0;
+    const bool in_range = k >= 0 && k < n;
+    ok &= in_range;
+    out[e] = base[(in_range ? k : 0) * inner + i];
+  };
+  if (inner == 1) {  // the axis is the last: one flat loop
+    for (int64_t e = 0; e < rows; ++e) pick(e, 0);
+    return ok;
+  }
+  for (int64_t j = 0; j < rows; ++j) {
+    for (int64_t i = 0; i < inner; ++i) pick(j * inner + i, i);
+  }
+  return ok;
+}
+
 template <typename T, typename I>
 void gather_rows(ThreadTeam& team, const T* src, const I* indices, T* dst, int64_t rows, int64_t count, int64_t n,
                  int64_t inner, std::atomic<bool>& bad) {
-  team.run(rows, [&](int, int64_t begin, int64_t end) {
+  const int64_t block = n * inner, blocks = rows / count;  // data elements per outer index, outer indices
+  const bool prefetch = static_cast<size_t>(block) * sizeof(T) <= kPrefetchedBlockBytes;
+  auto fetch = [&](int64_t o) {
+    if (prefetch && o < blocks) prefetch_block(src + o * block, block);
+  };
+  // Work is cut in chunks of rows (a row of `inner` elements is 1 long when the axis is the
+  // last), each walked in stretches of one outer index.
+  constexpr int64_t kRowsPerChunk = 1024;
+  team.run((rows + kRowsPerChunk - 1) / kRowsPerChunk, [&](int, int64_t first, int64_t end) {
     bool ok = true;
-    for (int64_t row = begin; row < end; ++row) {
-      const T* base = src + row / count * n * inner;
-      const I* idx = indices + row * inner;
-      T* out = dst + row * inner;
-      for (int64_t i = 0; i < inner; ++i) {
-        int64_t k = static_cast<int64_t>(idx[i]);
-        k += k < 0 ? n : 0;
-        ok = ok && k >= 0 && k < n;
-        out[i] = base[(ok ? k : 0) * inner + i];
-      }
+    int64_t row = first * kRowsPerChunk;
+    const int64_t stop = std::min(rows, end * kRowsPerChunk);
+    fetch(row / count);
+    while (row < stop) {
+      const int64_t o = row / count, stretch = std::min(stop, (o + 1) * count) - row;
+      fetch(o + 1);  // the next block, while this one is picked from
+      ok &= pick_rows(src + o * block, indices + row * inner, dst + row * inner, stretch, n, inner);
+      row += stretch;
     }
     if (!ok) bad.store(true, std::memory_order_relaxed);
   });
