@@ -670,7 +670,8 @@ class KernelEmitter {
   // LayerNorm's standard deviation, a per-row or scalar divisor input such as GELU's sqrt(2)):
   // see tf::RowDivisor.
   bool divides_by_row_value(const Node& n) const {
-    if (native_ || n.op != "Div" || !is_float(n.outputs[0]->dtype) || level_of(n.outputs[0]) != Level::Full) return false;
+    if (native_ || n.op != "Div" || !is_float(n.outputs[0]->dtype)) return false;
+    if (level_of(n.outputs[0]) != Level::Full) return false;
     if (columns_) return false;  // row-level values differ per column; recomputed values divide plainly
     const Value* divisor = n.input(1);
     return internal(divisor) ? level_of(divisor) == Level::Reduced : constant_over_row(divisor);

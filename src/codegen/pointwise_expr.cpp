@@ -80,7 +80,9 @@ std::string cast_expr(const ExprContext& c) {
   DType from = c.node.input(0)->dtype;
   DType to = c.node.outputs[0]->dtype;
   if (from == to) return c.x[0];
-  if (!fusion::is_lane_dtype(from) || !fusion::is_lane_dtype(to)) return "tf::convert<" + cpp_storage_type(to) + ">(" + c.x[0] + ")";
+  if (!fusion::is_lane_dtype(from) || !fusion::is_lane_dtype(to)) {
+    return "tf::convert<" + cpp_storage_type(to) + ">(" + c.x[0] + ")";  // integer or f64 side
+  }
   if (to == DType::boolean) return "(" + c.x[0] + " != " + c.lit(0.0) + ")";
   if (from == DType::boolean) return "tf::select(" + c.x[0] + ", " + c.lit(1.0) + ", " + c.lit(0.0) + ")";
   if (to == DType::f16) return "tf::round_to<tf::f16>(" + c.x[0] + ")";

@@ -49,6 +49,10 @@ const std::set<std::string, std::less<>>& native_f64_math() {
   return ops;
 }
 
+bool all_lane_types(const std::vector<Value*>& values) {
+  return std::all_of(values.begin(), values.end(), [](const Value* v) { return is_lane_dtype(v->dtype); });
+}
+
 bool has_nonzero_constant(const Value* v) {
   if (v == nullptr || !v->constant) return false;
   for (int64_t i = 0; i < v->constant->numel(); ++i) {
@@ -94,7 +98,7 @@ std::vector<Value*> data_inputs(const Node& node) {
 bool is_kernel_op(const Node& node) {
   if (node.outputs.empty()) return false;
   const bool reduction = node.op.rfind("Reduce", 0) == 0;
-  bool lanes = std::all_of(node.outputs.begin(), node.outputs.end(), [](const Value* v) { return is_lane_dtype(v->dtype); });
+  bool lanes = all_lane_types(node.outputs);
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const Value* v = node.inputs[i];
     if (v == nullptr) continue;
@@ -323,8 +327,7 @@ class Deriver {
         "Exp", "Log", "Tanh", "Sigmoid", "Softplus", "Erf", "Gelu", "Elu", "Sin", "Cos", "Selu", "Celu", "Mish", "Pow"};
     bool lane_heavy = false, native = false;
     for (const Node* n : nodes_) {
-      bool lanes = std::all_of(n->outputs.begin(), n->outputs.end(), [](const Value* v) { return is_lane_dtype(v->dtype); });
-      for (const Value* v : data_inputs(*n)) lanes = lanes && is_lane_dtype(v->dtype);
+      const bool lanes = all_lane_types(n->outputs) && all_lane_types(data_inputs(*n));
       native = native || !lanes;
       lane_heavy = lane_heavy || is_reduction(*n) || (lanes && vector_math.count(n->op));
     }

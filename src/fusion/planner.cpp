@@ -13,7 +13,6 @@ namespace tilefuse::fusion {
 
 namespace {
 
-
 // Nodes whose results the graph outputs need at run time, following data inputs only: shape
 // computations that feed nothing but views' shape operands (PyTorch's Shape -> Gather ->
 // Concat -> Reshape) are dead once shapes are known symbolically.

@@ -278,7 +278,9 @@ void gather_rows_typed(ThreadTeam& team, const Tensor& data, const Tensor& indic
   const int64_t count = shape[axis], n = data.shape()[axis];
   const T* src = static_cast<const T*>(data.raw());
   T* dst = static_cast<T*>(out.raw());
-  if (indices.dtype() == DType::i64) return gather_rows(team, src, indices.data<int64_t>(), dst, rows, count, n, inner, bad);
+  if (indices.dtype() == DType::i64) {
+    return gather_rows(team, src, indices.data<int64_t>(), dst, rows, count, n, inner, bad);
+  }
   gather_rows(team, src, indices.data<int32_t>(), dst, rows, count, n, inner, bad);
 }
 

@@ -21,7 +21,9 @@ template <typename T>
 std::vector<T> edge_integers() {
   using L = std::numeric_limits<T>;
   std::vector<T> v = {L::min(), static_cast<T>(L::min() + 1), L::max(), static_cast<T>(L::max() - 1), 0, 1, 2, 7};
-  if constexpr (std::is_signed_v<T>) v.insert(v.end(), {-1, -2, -7});
+  if constexpr (std::is_signed_v<T>) {
+    for (int x : {-1, -2, -7}) v.push_back(static_cast<T>(x));
+  }
   return v;
 }
 

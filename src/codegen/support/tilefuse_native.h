@@ -30,9 +30,10 @@ template <typename T, typename C> inline void store_value(T* p, C v) {
 }
 
 // ---- integer arithmetic: computed in uint64, where overflow is defined, then wrapped to T ----
-template <typename T> inline T wrap_add(T a, T b) { return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-template <typename T> inline T wrap_sub(T a, T b) { return static_cast<T>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
-template <typename T> inline T wrap_mul(T a, T b) { return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+template <typename T> inline uint64_t as_u64(T a) { return static_cast<uint64_t>(a); }
+template <typename T> inline T wrap_add(T a, T b) { return static_cast<T>(as_u64(a) + as_u64(b)); }
+template <typename T> inline T wrap_sub(T a, T b) { return static_cast<T>(as_u64(a) - as_u64(b)); }
+template <typename T> inline T wrap_mul(T a, T b) { return static_cast<T>(as_u64(a) * as_u64(b)); }
 template <typename T> inline T wrap_neg(T a) { return wrap_sub(T(0), a); }
 template <typename T> inline T int_abs(T a) {
   if constexpr (std::is_signed_v<T>) return a < 0 ? wrap_neg(a) : a;
