@@ -7,6 +7,7 @@
 #include "runtime/broadcast_call.h"
 #include "runtime/cast_call.h"
 #include "runtime/conv_gemm.h"
+#include "runtime/cumsum_call.h"
 #include "runtime/matmul_call.h"
 #include "runtime/pool_call.h"
 #include "runtime/strided_copy_call.h"
@@ -31,6 +32,7 @@ bool library_call_supports(const Node& node) {
   if (is_strided_copy(node)) return strided_copy_call_supports(node);
   if (node.op == "Cast") return cast_call_supports(node);
   if (node.op == "ArgMax" || node.op == "ArgMin") return arg_extremum_call_supports(node);
+  if (node.op == "CumSum") return cumsum_call_supports(node);
   return broadcast_call_supports(node);
 }
 
@@ -43,6 +45,7 @@ std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBl
   if (is_strided_copy(node)) return prepare_strided_copy_call(node);
   if (node.op == "Cast") return prepare_cast_call(node);
   if (node.op == "ArgMax" || node.op == "ArgMin") return prepare_arg_extremum_call(node);
+  if (node.op == "CumSum") return prepare_cumsum_call(node);
   if (broadcast_call_supports(node)) return prepare_broadcast_call(node);
   fail_internal("prepare_library_call: {} is not a library op", node.describe());
 }
