@@ -84,7 +84,7 @@ class KernelEmitter {
         jit_(variant == KernelVariant::Jit),
         nest_(build_loop_nest(kernel.space)),
         columns_(nest_.columns),
-        native_(has_native_values(kernel)) {
+        native_(fusion::has_native_values(kernel.space)) {
     collect_buffers();
     collect_symbols();
     schedule_passes();
@@ -101,13 +101,6 @@ class KernelEmitter {
 
  private:
   // ---- analysis ----
-
-  // Integer and f64 values keep their own types: the kernel is a scalar loop in which each value
-  // has its element type's C++ type (tilefuse_native.h), elementwise only (fusion's rule).
-  static bool has_native_values(const fusion::FusedKernel& kernel) {
-    return std::any_of(kernel.space.access.begin(), kernel.space.access.end(),
-                       [](const auto& entry) { return !fusion::is_lane_dtype(entry.first->dtype); });
-  }
 
   // The C++ type an expression of `n` computes in: its first non-bool operand's (a comparison,
   // a Cast, Where's branches), else its output's. Float-lane kernels compute everything in V.
@@ -773,7 +766,9 @@ class KernelEmitter {
   bool jit_;
   LoopNest nest_;
   bool columns_;  // a column reduction (fusion/loop_nest.h)
-  bool native_;   // values keep their element types (has_native_values)
+  // Integer and f64 values keep their own types: the kernel is a scalar loop in which each value
+  // has its element type's C++ type (tilefuse_native.h), elementwise only (fusion's rule).
+  bool native_;
   CodeWriter w_;
   std::vector<const Value*> buffers_;
   std::map<const Value*, int> buffer_index_;

@@ -30,6 +30,10 @@ const std::set<std::string, std::less<>>& kernel_op_types() {
 
 bool is_lane_dtype(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::boolean; }
 
+bool has_native_values(const IterationSpace& space) {
+  return std::any_of(space.access.begin(), space.access.end(), [](const auto& e) { return !is_lane_dtype(e.first->dtype); });
+}
+
 namespace {
 
 // Ops a kernel computes on integer and f64 values, in their own types (tilefuse_native.h):

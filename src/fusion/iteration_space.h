@@ -53,6 +53,8 @@ bool is_kernel_op(const Node& node);
 // f32, f16, bf16 and bool: the types kernels compute in float SIMD lanes (bools as masks). A
 // kernel with a value of any other type is a scalar loop over native types, without reductions.
 bool is_lane_dtype(DType t);
+// Whether a kernel of this space has a value of another type (it is then a scalar loop).
+bool has_native_values(const IterationSpace& space);
 const std::set<std::string, std::less<>>& kernel_op_types();
 
 // The inputs a step reads at run time: all present inputs, except a reduction's axes, a view's

@@ -81,6 +81,9 @@ KernelProfile profile_kernel(const fusion::FusedKernel& kernel, const SymbolBind
     p.write_bytes += bytes;
     if (out->dtype == DType::f32 && bytes == domain_elements * 4) p.streamable_write_bytes += bytes;
   }
+  // A kernel over native types (integer or f64 values) is a plain scalar loop: it has neither
+  // non-temporal stores nor software prefetch, so candidates differing in them would be equal.
+  if (fusion::has_native_values(kernel.space)) p.streamable_write_bytes = 0, p.has_streamed_contiguous_input = false;
   double cycles = 0;
   int carried = 0;
   for (const Node* n : kernel.nodes) {
