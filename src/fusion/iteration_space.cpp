@@ -99,10 +99,16 @@ std::vector<Value*> data_inputs(const Node& node) {
   return out;
 }
 
+namespace {
+
+// Whether every tensor the node computes with (data_inputs, outputs) is of a lane type.
+bool computes_in_lanes(const Node& node) { return all_lane_types(node.outputs) && all_lane_types(data_inputs(node)); }
+
+}  // namespace
+
 bool is_kernel_op(const Node& node) {
   if (node.outputs.empty()) return false;
   const bool reduction = node.op.rfind("Reduce", 0) == 0;
-  bool lanes = all_lane_types(node.outputs);
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const Value* v = node.inputs[i];
     if (v == nullptr) continue;
@@ -110,11 +116,9 @@ bool is_kernel_op(const Node& node) {
     // is generated.
     if ((reduction && i == 1) || ((node.op == "Slice" || node.op == "Expand") && i >= 1)) {
       if (!v->constant) return false;
-      continue;
     }
-    lanes = lanes && is_lane_dtype(v->dtype);
   }
-  if (!lanes) return !reduction && is_native_kernel_op(node);
+  if (!computes_in_lanes(node)) return !reduction && is_native_kernel_op(node);
   if (!kernel_op_types().count(node.op)) return false;
   // Dropout's mask output is not computed by kernels.
   if (node.op == "Dropout" && node.outputs.size() > 1 && !node.outputs[1]->users.empty()) return false;
@@ -331,7 +335,7 @@ class Deriver {
         "Exp", "Log", "Tanh", "Sigmoid", "Softplus", "Erf", "Gelu", "Elu", "Sin", "Cos", "Selu", "Celu", "Mish", "Pow"};
     bool lane_heavy = false, native = false;
     for (const Node* n : nodes_) {
-      const bool lanes = all_lane_types(n->outputs) && all_lane_types(data_inputs(*n));
+      const bool lanes = computes_in_lanes(*n);
       native = native || !lanes;
       lane_heavy = lane_heavy || is_reduction(*n) || (lanes && vector_math.count(n->op));
     }
