@@ -7,25 +7,12 @@
 #include <memory>
 
 #include "ir/ops/window_geometry.h"
+#include "runtime/conv_unfold.h"
 #include "runtime/row_kernels.h"
 
 namespace tilefuse::runtime {
 
 namespace {
-
-// A convolution's sizes with 1-D treated as 2-D of height 1.
-struct ConvShape {
-  int64_t batch, channels, height, width, maps, groups, kh, kw, out_h, out_w;
-  int64_t stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
-  int64_t group_channels() const { return channels / groups; }
-  int64_t group_maps() const { return maps / groups; }
-  int64_t rows() const { return group_channels() * kh * kw; }  // of the unfolded matrix
-  int64_t positions() const { return out_h * out_w; }
-  bool pointwise() const {
-    return kh == 1 && kw == 1 && stride_h == 1 && stride_w == 1 && pad_top == 0 && pad_left == 0 && out_h == height &&
-           out_w == width;
-  }
-};
 
 ConvShape conv_shape(const Node& node, const Tensor& x, const Tensor& w, const Tensor& out) {
   const bool one_d = x.rank() == 3;
@@ -43,65 +30,6 @@ ConvShape conv_shape(const Node& node, const Tensor& x, const Tensor& w, const T
   s.dil_h = at(g.dilations, 0, 1), s.dil_w = at(g.dilations, 1, 1);
   s.pad_top = at(pads, 0, 0), s.pad_left = at(pads, 1, 0);
   return s;
-}
-
-// cols[(c * kh + i) * kw + j][oy * out_w + ox] = x[c][oy * sh - pt + i * dh][ox * sw - pl + j * dw], 0 in the padding.
-void unfold(const ConvShape& s, const float* x, float* cols) {
-  for (int64_t c = 0; c < s.group_channels(); ++c) {
-    const float* plane = x + c * s.height * s.width;
-    for (int64_t i = 0; i < s.kh; ++i) {
-      for (int64_t j = 0; j < s.kw; ++j) {
-        float* row = cols + ((c * s.kh + i) * s.kw + j) * s.positions();
-        for (int64_t oy = 0; oy < s.out_h; ++oy) {
-          const int64_t y = oy * s.stride_h - s.pad_top + i * s.dil_h;
-          float* dst = row + oy * s.out_w;
-          if (y < 0 || y >= s.height) {
-            std::fill(dst, dst + s.out_w, 0.0f);
-            continue;
-          }
-          for (int64_t ox = 0; ox < s.out_w; ++ox) {
-            const int64_t xx = ox * s.stride_w - s.pad_left + j * s.dil_w;
-            dst[ox] = xx >= 0 && xx < s.width ? plane[y * s.width + xx] : 0.0f;
-          }
-        }
-      }
-    }
-  }
-}
-
-// Packs the unfolded matrix's rows [k0, k0 + kc) x output positions [col0, col0 + cols) of
-// one image and group (`x`: its first channel) straight into pack_b's panels: implicit GEMM, the
-// unfolded matrix is never written. Row k is channel k / (kh kw) shifted by tap (i, j); its run
-// of positions in one output row reads one input row, contiguously when the stride is 1.
-void pack_unfolded(const ConvShape& s, const float* x, int64_t k0, int64_t kc, int64_t col0, int64_t cols,
-                   float* dst) {
-  for (int64_t p = 0; p < cols; p += kNR, dst += kc * kNR) {
-    const int64_t n = std::min<int64_t>(kNR, cols - p);
-    for (int64_t k = k0; k < k0 + kc; ++k) {
-      const int64_t c = k / (s.kh * s.kw), i = k / s.kw % s.kh, j = k % s.kw;
-      const float* plane = x + c * s.height * s.width;
-      const int64_t shift = j * s.dil_w - s.pad_left;  // input column = ox * stride + shift
-      const auto [ox_lo, ox_hi] = valid_columns(shift, s.stride_w, s.width, s.out_w);
-      float* out = dst + (k - k0) * kNR;
-      for (int64_t t = 0, q = col0 + p; t < n;) {
-        const int64_t oy = q / s.out_w, ox = q % s.out_w, run = std::min(n - t, s.out_w - ox);
-        const int64_t y = oy * s.stride_h - s.pad_top + i * s.dil_h;
-        if (y < 0 || y >= s.height) {
-          std::fill(out + t, out + t + run, 0.0f);
-        } else {
-          // Columns ox .. ox + run: padding, then the valid input columns, then padding.
-          const int64_t lo = std::clamp(ox_lo, ox, ox + run), hi = std::clamp(ox_hi, lo, ox + run);
-          float* o = out + t;  // o[u] is the value of output column ox + u
-          std::fill(o, o + (lo - ox), 0.0f);
-          const float* row = plane + y * s.width;
-          for (int64_t u = lo; u < hi; ++u) o[u - ox] = row[u * s.stride_w + shift];
-          std::fill(o + (hi - ox), o + run, 0.0f);
-        }
-        t += run, q += run;
-      }
-      std::fill(out + n, out + kNR, 0.0f);
-    }
-  }
 }
 
 // A depthwise convolution (one input and one output channel per group) directly: a GEMM of one

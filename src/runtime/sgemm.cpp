@@ -98,7 +98,8 @@ Panels b_block(const GemmProblem& pr, int64_t k0, int64_t kc, int64_t col0, int6
 }
 
 // C rows [row0, row0 + rows) x columns [col0, col0 + cols) of one problem.
-void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0, int64_t cols, int64_t kc_max) {
+void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0, int64_t cols, int64_t kc_max,
+                int64_t nb_max) {
   if (pr.k == 0) {
     // An empty sum: C = bias (or is left as it is when accumulating).
     for (int64_t i = row0; i < row0 + rows; ++i) {
@@ -109,23 +110,29 @@ void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0,
     }
     return;
   }
+  // A B packed here is packed part by part, so each part is used from L2 rather than memory
+  // (a convolution's unfolded input over a whole image is megabytes).
+  const int64_t part = pr.b.packed != nullptr || nb_max <= 0 ? cols : nb_max;
   for (int64_t k0 = 0; k0 < pr.k; k0 += kc_max) {
     const int64_t kc = std::min(kc_max, pr.k - k0);
-    const Panels b = b_block(pr, k0, kc, col0, cols);
     const Panels a = a_block(pr, row0, rows, k0, kc);
     const bool first = k0 == 0;
-    for (int64_t jp = 0; jp * kNR < cols; ++jp) {
-      const int64_t j = col0 + jp * kNR;
-      const int n = static_cast<int>(std::min<int64_t>(kNR, col0 + cols - j));
-      for (int64_t ip = 0; ip * kMR < rows; ++ip) {
-        const int64_t i = row0 + ip * kMR;
-        const int m = static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i));
-        TileStore store;
-        store.accumulate = pr.accumulate || !first;
-        store.alpha = pr.alpha;
-        if (first && pr.row_bias != nullptr) store.row_bias = pr.row_bias + i;
-        if (first && pr.col_bias != nullptr) store.col_bias = pr.col_bias + j;
-        microkernel(kc, a[ip], b[jp], pr.c + i * pr.ldc + j, pr.ldc, m, n, store);
+    for (int64_t part0 = col0; part0 < col0 + cols; part0 += part) {
+      const int64_t part_cols = std::min(part, col0 + cols - part0);
+      const Panels b = b_block(pr, k0, kc, part0, part_cols);
+      for (int64_t jp = 0; jp * kNR < part_cols; ++jp) {
+        const int64_t j = part0 + jp * kNR;
+        const int n = static_cast<int>(std::min<int64_t>(kNR, part0 + part_cols - j));
+        for (int64_t ip = 0; ip * kMR < rows; ++ip) {
+          const int64_t i = row0 + ip * kMR;
+          const int m = static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i));
+          TileStore store;
+          store.accumulate = pr.accumulate || !first;
+          store.alpha = pr.alpha;
+          if (first && pr.row_bias != nullptr) store.row_bias = pr.row_bias + i;
+          if (first && pr.col_bias != nullptr) store.col_bias = pr.col_bias + j;
+          microkernel(kc, a[ip], b[jp], pr.c + i * pr.ldc + j, pr.ldc, m, n, store);
+        }
       }
     }
   }
@@ -138,6 +145,7 @@ GemmBlocking default_blocking(int64_t l1d_bytes, int64_t l2_bytes) {
   b.kc = std::clamp<int64_t>(l1d_bytes / 2 / (kNR * 4), 64, 512);
   b.mc = std::clamp<int64_t>(l2_bytes / 2 / (b.kc * 4) / kMR * kMR, kMR, 1020);
   b.nc = 4096;
+  b.nb = std::max<int64_t>(kNR, l2_bytes / 4 / (b.kc * 4) / kNR * kNR);
   return b;
 }
 
@@ -176,7 +184,8 @@ void sgemm(ThreadTeam& team, std::span<const GemmProblem> problems, const GemmBl
       const GemmProblem& pr = problems[p];
       const int64_t local = t - grid.first_tile[p];
       const int64_t row0 = local / grid.col_tiles[p] * grid.mc, col0 = local % grid.col_tiles[p] * grid.nc;
-      solve_tile(pr, row0, std::min(grid.mc, pr.m - row0), col0, std::min(grid.nc, pr.n - col0), grid.kc);
+      solve_tile(pr, row0, std::min(grid.mc, pr.m - row0), col0, std::min(grid.nc, pr.n - col0), grid.kc,
+                 blocking.nb);
     }
   });
 }

@@ -4,9 +4,10 @@
 // activations. A batch of problems (batched MatMul, a convolution's images and groups) is one
 // call: its tiles are spread over the team together.
 //
-// Loop nest per tile of C (mc x nc): for each depth block of kc, pack (or look up) the A block
-// and the B block, then for each kNR-column micro-panel of B (kept in L1) run the micro-kernel
-// down the kMR-row micro-panels of A (streamed from L2). Bias is added with the first depth
+// Loop nest per tile of C (mc x nc): for each depth block of kc, pack (or look up) the A block,
+// then for each part of nb columns pack (or look up) that part of B, and for each kNR-column
+// micro-panel of it (kept in L1) run the micro-kernel down the kMR-row micro-panels of A
+// (streamed from L2). Bias is added with the first depth
 // block, alpha on every block.
 #pragma once
 
@@ -22,15 +23,17 @@
 namespace tilefuse::runtime {
 
 // The largest blocks of a tile: mc rows (a multiple of kMR), kc depth, nc columns (a multiple
-// of kNR). Problems smaller than a block use their own size.
+// of kNR). Problems smaller than a block use their own size. A B operand packed during the run
+// is packed nb columns at a time (0: the whole tile), each part used while it is still in L2.
 struct GemmBlocking {
   int64_t mc = 0;
   int64_t kc = 0;
   int64_t nc = 0;
+  int64_t nb = 0;
 };
 
 // Blocks from the cache sizes: a kc x kNR B micro-panel fills about half of L1, an mc x kc A
-// block half of L2.
+// block half of L2, a kc x nb packed part of B a quarter of L2.
 GemmBlocking default_blocking(int64_t l1d_bytes, int64_t l2_bytes);
 
 // An operand packed once, over its whole depth, into the micro-kernel's panels: kMR-row panels

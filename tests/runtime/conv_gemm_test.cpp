@@ -80,7 +80,14 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"OneDGroupedDilated", {1, 4, 30}, {4, 2, 3}, {{"group", int64_t{2}}, {"dilations", Ints{4}}}},
                       ConvCase{"WeightNotConstant", {2, 3, 8, 9}, {4, 3, 3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, false},
                       ConvCase{"ManyTiles", {2, 40, 15, 13}, {50, 40, 3, 3}, {{"pads", Ints{1, 1, 1, 1}}}},
-                      ConvCase{"ManyTilesPointwise", {1, 70, 9, 9}, {45, 70, 1, 1}, {}}),
+                      ConvCase{"ManyTilesPointwise", {1, 70, 9, 9}, {45, 70, 1, 1}, {}},
+                      // Output rows longer than a 32-position panel: runs split at panel edges,
+                      // padding at both ends of a row, strides 2 and 3 and dilation gathered.
+                      ConvCase{"WideRowsPadded", {1, 5, 6, 75}, {7, 5, 3, 3}, {{"pads", Ints{1, 1, 1, 1}}}},
+                      ConvCase{"WideStemStride2", {1, 3, 21, 90}, {8, 3, 7, 7}, {{"pads", Ints{3, 3, 3, 3}}, {"strides", Ints{2, 2}}}},
+                      ConvCase{"WideStride3Dilated", {1, 4, 9, 100}, {5, 4, 3, 3},
+                               {{"pads", Ints{2, 4, 1, 3}}, {"strides", Ints{1, 3}}, {"dilations", Ints{2, 2}}}},
+                      ConvCase{"WideOneD", {2, 6, 131}, {9, 6, 5}, {{"pads", Ints{2, 3}}}}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

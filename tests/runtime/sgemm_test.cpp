@@ -94,7 +94,7 @@ class Sgemm : public ::testing::Test {
     if (!microkernel_supported()) GTEST_SKIP() << "this CPU has no AVX-512";
   }
   // Small blocks, so that small shapes already cross every block boundary.
-  GemmBlocking small{.mc = 24, .kc = 16, .nc = 64};
+  GemmBlocking small{.mc = 24, .kc = 16, .nc = 64, .nb = 32};
   GemmBlocking defaults = default_blocking(48 << 10, 2 << 20);
 };
 
@@ -115,6 +115,20 @@ TEST_F(Sgemm, TransposedAndPackedOperands) {
         for (bool pb : {false, true}) {
           check(s, {.ta = ta, .tb = tb, .pack_a = pa, .pack_b = pb}, 2, small);
         }
+      }
+    }
+  }
+}
+
+// Tiles of 1-4, 5-8 and 9-12 rows run micro-kernels of their own; operands stored across their
+// depth are packed 16 depth steps at a time through an in-register transpose, with depth tails
+// (41 = 16 + 16 + 9) and panels of fewer than 12 rows or 16 columns.
+TEST_F(Sgemm, RowTailsAndTransposingPacks) {
+  for (Shape s : {Shape{4, 45, 41}, Shape{5, 13, 70}, Shape{8, 33, 16}, Shape{9, 17, 41}, Shape{64, 50, 33}}) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        check(s, {.ta = ta, .tb = tb}, 2, defaults);
+        check(s, {.ta = ta, .tb = tb, .pack_a = true, .pack_b = true, .row_bias = true}, 1, defaults);
       }
     }
   }

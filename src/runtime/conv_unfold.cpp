@@ -1,0 +1,170 @@
+#include "runtime/conv_unfold.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/row_kernels.h"
+#include "runtime/sgemm_microkernel.h"
+
+#define TF_AVX512 __attribute__((target("avx512f,avx512vl,fma,bmi2")))
+
+namespace tilefuse::runtime {
+
+void unfold(const ConvShape& s, const float* x, float* cols) {
+  for (int64_t c = 0; c < s.group_channels(); ++c) {
+    const float* plane = x + c * s.height * s.width;
+    for (int64_t i = 0; i < s.kh; ++i) {
+      for (int64_t j = 0; j < s.kw; ++j) {
+        float* row = cols + ((c * s.kh + i) * s.kw + j) * s.positions();
+        for (int64_t oy = 0; oy < s.out_h; ++oy) {
+          const int64_t y = oy * s.stride_h - s.pad_top + i * s.dil_h;
+          float* dst = row + oy * s.out_w;
+          if (y < 0 || y >= s.height) {
+            std::fill(dst, dst + s.out_w, 0.0f);
+            continue;
+          }
+          for (int64_t ox = 0; ox < s.out_w; ++ox) {
+            const int64_t xx = ox * s.stride_w - s.pad_left + j * s.dil_w;
+            dst[ox] = xx >= 0 && xx < s.width ? plane[y * s.width + xx] : 0.0f;
+          }
+        }
+      }
+    }
+  }
+}
+
+namespace {
+
+// One row (c, i, j) of the unfolded matrix: where its channel's plane starts, its tap's input
+// row offset (input row = oy * stride_h + dy) and column shift (input column = ox * stride_w +
+// shift), and j, which selects the load masks of its tap column.
+struct UnfoldedRow {
+  int64_t plane, dy, shift;
+  int64_t tap_column;
+};
+
+// Up to 16 positions of a B micro-panel that lie in one output row: output row oy, the output
+// column ox of its first lane, where it starts in the panel, and the lanes it stores.
+struct PanelChunk {
+  int64_t oy, ox, lane;
+  __mmask16 store;
+};
+
+TF_AVX512 __mmask16 lanes(int64_t n) {
+  return n >= 16 ? static_cast<__mmask16>(0xffff) : n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1);
+}
+
+TF_AVX512 void store_zeros(float* o, int64_t len) {
+  for (int64_t u = 0; u < len; u += 16) _mm512_mask_storeu_ps(o + u, lanes(len - u), _mm512_setzero_ps());
+}
+
+// The address of in[offset], computed as an integer: a masked load may start before the row
+// (in the padding) as long as the lanes it reads lie inside it, but pointer arithmetic that
+// leaves the tensor is undefined in C++.
+const float* address(const float* in, int64_t offset) {
+  return reinterpret_cast<const float*>(reinterpret_cast<uintptr_t>(in) + offset * static_cast<int64_t>(sizeof(float)));
+}
+
+// Where stride 1 loads a chunk with one masked load, stride 2 loads 32 values and keeps the
+// even ones; other strides gather. kStride is 1, 2 or 0 (any other).
+constexpr int kAnyStride = 0;
+
+// The lanes of a chunk whose input column lies in the row, as the load for kStride wants them:
+// for stride 2, bit e of 32 for value e of the two loads (lane u reads value 2u).
+template <int kStride>
+TF_AVX512 uint32_t load_mask(const PanelChunk& c, ColumnRange valid) {
+  const int64_t count = __builtin_popcount(c.store);
+  const int64_t lo = std::clamp<int64_t>(valid.lo - c.ox, 0, count), hi = std::clamp<int64_t>(valid.hi - c.ox, lo, count);
+  const uint32_t mask = lanes(hi) & ~lanes(lo);
+  return kStride == 2 ? _pdep_u32(mask, 0x55555555u) : mask;
+}
+
+// The 16 values of a chunk from input row `in`, starting at input column `start`; lanes outside
+// `mask` (padding) are zero.
+template <int kStride>
+TF_AVX512 __m512 load_chunk(const float* in, int64_t start, int64_t stride, uint32_t mask) {
+  if constexpr (kStride == 1) {
+    return _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask), address(in, start));
+  } else if constexpr (kStride == 2) {
+    const __m512 lo = _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask), address(in, start));
+    const __m512 hi = _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask >> 16), address(in, start + 16));
+    return _mm512_permutex2var_ps(lo, _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0), hi);
+  } else {
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i index = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int32_t>(start)),
+                                           _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>(stride))));
+    return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), static_cast<__mmask16>(mask), index, in, 4);
+  }
+}
+
+// The chunks of the panel of n positions starting at position q.
+int split_panel(const ConvShape& s, int64_t q, int64_t n, PanelChunk* chunks) {
+  int count = 0;
+  for (int64_t lane = 0; lane < n;) {
+    const int64_t oy = q / s.out_w, ox = q % s.out_w, len = std::min({n - lane, s.out_w - ox, int64_t{16}});
+    chunks[count++] = {oy, ox, lane, static_cast<__mmask16>((1u << len) - 1)};
+    lane += len, q += len;
+  }
+  return count;
+}
+
+// Panel by panel: the panel's positions split into chunks, and each chunk's load mask for each
+// tap column, found once; then every depth row loads each chunk from one input row, or zeros it
+// where the tap reads a padding row.
+template <int kStride>
+TF_AVX512 void pack_panels(const ConvShape& s, const float* x, const std::vector<UnfoldedRow>& rows,
+                           const std::vector<ColumnRange>& valid, int64_t col0, int64_t cols, float* dst) {
+  const auto kc = static_cast<int64_t>(rows.size());
+  thread_local std::vector<uint32_t> masks;
+  PanelChunk chunks[kNR];
+  for (int64_t p = 0; p < cols; p += kNR, dst += kc * kNR) {
+    const int64_t n = std::min<int64_t>(kNR, cols - p);
+    const int count = split_panel(s, col0 + p, n, chunks);
+    masks.resize(static_cast<size_t>(count) * valid.size());
+    for (int c = 0; c < count; ++c) {
+      for (size_t j = 0; j < valid.size(); ++j) masks[c * valid.size() + j] = load_mask<kStride>(chunks[c], valid[j]);
+    }
+    for (int64_t k = 0; k < kc; ++k) {
+      const UnfoldedRow& r = rows[static_cast<size_t>(k)];
+      float* out = dst + k * kNR;
+      for (int c = 0; c < count; ++c) {
+        const PanelChunk& chunk = chunks[c];
+        const int64_t y = chunk.oy * s.stride_h + r.dy;
+        __m512 v = _mm512_setzero_ps();
+        if (y >= 0 && y < s.height) {
+          v = load_chunk<kStride>(x + r.plane + y * s.width, chunk.ox * s.stride_w + r.shift, s.stride_w,
+                                  masks[c * valid.size() + static_cast<size_t>(r.tap_column)]);
+        }
+        _mm512_mask_storeu_ps(out + chunk.lane, chunk.store, v);
+      }
+      store_zeros(out + n, kNR - n);
+    }
+  }
+}
+
+}  // namespace
+
+TF_AVX512 void pack_unfolded(const ConvShape& s, const float* x, int64_t k0, int64_t kc, int64_t col0, int64_t cols,
+                             float* dst) {
+  thread_local std::vector<UnfoldedRow> rows;
+  thread_local std::vector<ColumnRange> valid;  // per tap column j: the output columns inside the row
+  valid.clear();
+  for (int64_t j = 0; j < s.kw; ++j) valid.push_back(valid_columns(j * s.dil_w - s.pad_left, s.stride_w, s.width, s.out_w));
+  rows.resize(static_cast<size_t>(kc));
+  int64_t c = k0 / (s.kh * s.kw), i = k0 / s.kw % s.kh, j = k0 % s.kw;
+  for (UnfoldedRow& r : rows) {
+    r = {c * s.height * s.width, i * s.dil_h - s.pad_top, j * s.dil_w - s.pad_left, j};
+    if (++j < s.kw) continue;
+    j = 0;
+    if (++i < s.kh) continue;
+    i = 0, ++c;
+  }
+  if (s.stride_w == 1) return pack_panels<1>(s, x, rows, valid, col0, cols, dst);
+  if (s.stride_w == 2) return pack_panels<2>(s, x, rows, valid, col0, cols, dst);
+  pack_panels<kAnyStride>(s, x, rows, valid, col0, cols, dst);
+}
+
+}  // namespace tilefuse::runtime
