@@ -28,6 +28,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cblas.h>
@@ -105,8 +106,12 @@ std::vector<float> random_floats(size_t n, unsigned seed) {
   return v;
 }
 
-// Median of `reps` timed calls after two warm-up calls, in ms.
+// Median of `reps` timed calls after two warm-up calls, in ms. It first waits for the thread
+// pools of the engine measured before to go to sleep: OpenBLAS's threads spin for about 2^28
+// cycles after a call and libgomp's (oneDNN) for a while too, and on two cores a spinning pool
+// halves whatever runs next.
 double median_ms(const std::function<void()>& fn, int reps) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   fn();
   fn();
   std::vector<double> t;

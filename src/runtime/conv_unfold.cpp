@@ -38,18 +38,18 @@ void unfold(const ConvShape& s, const float* x, float* cols) {
 
 namespace {
 
-// One row (c, i, j) of the unfolded matrix: where its channel's plane starts, its tap's input
-// row offset (input row = oy * stride_h + dy) and column shift (input column = ox * stride_w +
-// shift), and j, which selects the load masks of its tap column.
+// One row (c, i, j) of the unfolded matrix: its tap's input row offset (input row = oy *
+// stride_h + dy), the offset of the input element that output position (0, 0) reads (which may
+// lie outside the input: padding), and its tap column j, which selects the load masks.
 struct UnfoldedRow {
-  int64_t plane, dy, shift;
-  int64_t tap_column;
+  int64_t dy, offset, tap_column;
 };
 
-// Up to 16 positions of a B micro-panel that lie in one output row: output row oy, the output
-// column ox of its first lane, where it starts in the panel, and the lanes it stores.
+// Up to 16 positions of a B micro-panel that lie in one output row: the input row of the tap
+// with dy = 0, the offset of the value its first lane reads relative to a row's offset, where it
+// starts in the panel, its output column, and the lanes it stores.
 struct PanelChunk {
-  int64_t oy, ox, lane;
+  int64_t y0, base, lane, ox;
   __mmask16 store;
 };
 
@@ -57,15 +57,11 @@ TF_AVX512 __mmask16 lanes(int64_t n) {
   return n >= 16 ? static_cast<__mmask16>(0xffff) : n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1);
 }
 
-TF_AVX512 void store_zeros(float* o, int64_t len) {
-  for (int64_t u = 0; u < len; u += 16) _mm512_mask_storeu_ps(o + u, lanes(len - u), _mm512_setzero_ps());
-}
-
-// The address of in[offset], computed as an integer: a masked load may start before the row
-// (in the padding) as long as the lanes it reads lie inside it, but pointer arithmetic that
-// leaves the tensor is undefined in C++.
-const float* address(const float* in, int64_t offset) {
-  return reinterpret_cast<const float*>(reinterpret_cast<uintptr_t>(in) + offset * static_cast<int64_t>(sizeof(float)));
+// The address of x[offset], computed as an integer: a masked load may start before a row (in
+// the padding) as long as the lanes it reads lie inside it, but pointer arithmetic that leaves
+// the tensor is undefined in C++.
+const float* address(const float* x, int64_t offset) {
+  return reinterpret_cast<const float*>(reinterpret_cast<uintptr_t>(x) + offset * static_cast<int64_t>(sizeof(float)));
 }
 
 // Where stride 1 loads a chunk with one masked load, stride 2 loads 32 values and keeps the
@@ -82,21 +78,17 @@ TF_AVX512 uint32_t load_mask(const PanelChunk& c, ColumnRange valid) {
   return kStride == 2 ? _pdep_u32(mask, 0x55555555u) : mask;
 }
 
-// The 16 values of a chunk from input row `in`, starting at input column `start`; lanes outside
-// `mask` (padding) are zero.
+// The 16 values of a chunk whose first lane reads `from`; lanes outside `mask` are zero.
 template <int kStride>
-TF_AVX512 __m512 load_chunk(const float* in, int64_t start, int64_t stride, uint32_t mask) {
+TF_AVX512 __m512 load_chunk(const float* from, __m512i gather_index, uint32_t mask) {
   if constexpr (kStride == 1) {
-    return _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask), address(in, start));
+    return _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask), from);
   } else if constexpr (kStride == 2) {
-    const __m512 lo = _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask), address(in, start));
-    const __m512 hi = _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask >> 16), address(in, start + 16));
+    const __m512 lo = _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask), from);
+    const __m512 hi = _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask >> 16), from + 16);
     return _mm512_permutex2var_ps(lo, _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0), hi);
   } else {
-    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i index = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int32_t>(start)),
-                                           _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>(stride))));
-    return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), static_cast<__mmask16>(mask), index, in, 4);
+    return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), static_cast<__mmask16>(mask), gather_index, from, 4);
   }
 }
 
@@ -105,42 +97,48 @@ int split_panel(const ConvShape& s, int64_t q, int64_t n, PanelChunk* chunks) {
   int count = 0;
   for (int64_t lane = 0; lane < n;) {
     const int64_t oy = q / s.out_w, ox = q % s.out_w, len = std::min({n - lane, s.out_w - ox, int64_t{16}});
-    chunks[count++] = {oy, ox, lane, static_cast<__mmask16>((1u << len) - 1)};
+    chunks[count++] = {oy * s.stride_h, oy * s.stride_h * s.width + ox * s.stride_w, lane, ox,
+                       static_cast<__mmask16>((1u << len) - 1)};
     lane += len, q += len;
   }
   return count;
 }
 
-// Panel by panel: the panel's positions split into chunks, and each chunk's load mask for each
-// tap column, found once; then every depth row loads each chunk from one input row, or zeros it
-// where the tap reads a padding row.
+// Chunk by chunk: a panel's positions split into chunks, each a run of one output row; then a
+// chunk's lanes for every depth row are one load from one input row (masked to the columns
+// inside it, with a mask per tap column found once), or zeros where the tap reads a padding row.
 template <int kStride>
 TF_AVX512 void pack_panels(const ConvShape& s, const float* x, const std::vector<UnfoldedRow>& rows,
                            const std::vector<ColumnRange>& valid, int64_t col0, int64_t cols, float* dst) {
   const auto kc = static_cast<int64_t>(rows.size());
-  thread_local std::vector<uint32_t> masks;
+  const __m512i gather_index = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                                  _mm512_set1_epi32(static_cast<int32_t>(s.stride_w)));
+  thread_local std::vector<uint32_t> masks;  // per tap column, for the chunk at hand
+  masks.resize(valid.size());
   PanelChunk chunks[kNR];
   for (int64_t p = 0; p < cols; p += kNR, dst += kc * kNR) {
     const int64_t n = std::min<int64_t>(kNR, cols - p);
     const int count = split_panel(s, col0 + p, n, chunks);
-    masks.resize(static_cast<size_t>(count) * valid.size());
     for (int c = 0; c < count; ++c) {
-      for (size_t j = 0; j < valid.size(); ++j) masks[c * valid.size() + j] = load_mask<kStride>(chunks[c], valid[j]);
-    }
-    for (int64_t k = 0; k < kc; ++k) {
-      const UnfoldedRow& r = rows[static_cast<size_t>(k)];
-      float* out = dst + k * kNR;
-      for (int c = 0; c < count; ++c) {
-        const PanelChunk& chunk = chunks[c];
-        const int64_t y = chunk.oy * s.stride_h + r.dy;
+      const PanelChunk& chunk = chunks[c];
+      for (size_t j = 0; j < valid.size(); ++j) masks[j] = load_mask<kStride>(chunk, valid[j]);
+      float* out = dst + chunk.lane;
+      for (int64_t k = 0; k < kc; ++k, out += kNR) {
+        const UnfoldedRow& r = rows[static_cast<size_t>(k)];
+        const uint64_t y = static_cast<uint64_t>(chunk.y0 + r.dy);
         __m512 v = _mm512_setzero_ps();
-        if (y >= 0 && y < s.height) {
-          v = load_chunk<kStride>(x + r.plane + y * s.width, chunk.ox * s.stride_w + r.shift, s.stride_w,
-                                  masks[c * valid.size() + static_cast<size_t>(r.tap_column)]);
+        if (y < static_cast<uint64_t>(s.height)) {
+          v = load_chunk<kStride>(address(x, r.offset + chunk.base), gather_index,
+                                  masks[static_cast<size_t>(r.tap_column)]);
         }
-        _mm512_mask_storeu_ps(out + chunk.lane, chunk.store, v);
+        _mm512_mask_storeu_ps(out, chunk.store, v);
       }
-      store_zeros(out + n, kNR - n);
+    }
+    if (n < kNR) {
+      for (int64_t k = 0; k < kc; ++k) _mm512_mask_storeu_ps(dst + k * kNR + n, lanes(kNR - n), _mm512_setzero_ps());
+      if (n < 16) {
+        for (int64_t k = 0; k < kc; ++k) _mm512_storeu_ps(dst + k * kNR + 16, _mm512_setzero_ps());
+      }
     }
   }
 }
@@ -156,7 +154,8 @@ TF_AVX512 void pack_unfolded(const ConvShape& s, const float* x, int64_t k0, int
   rows.resize(static_cast<size_t>(kc));
   int64_t c = k0 / (s.kh * s.kw), i = k0 / s.kw % s.kh, j = k0 % s.kw;
   for (UnfoldedRow& r : rows) {
-    r = {c * s.height * s.width, i * s.dil_h - s.pad_top, j * s.dil_w - s.pad_left, j};
+    const int64_t dy = i * s.dil_h - s.pad_top;
+    r = {dy, c * s.height * s.width + dy * s.width + j * s.dil_w - s.pad_left, j};
     if (++j < s.kw) continue;
     j = 0;
     if (++i < s.kh) continue;
