@@ -76,6 +76,9 @@ std::vector<GemmShape> gemm_shapes(bool quick) {
   }
   s.push_back({"square_1024", "square", 1, 1024, 1024, 1024, true});
   s.push_back({"convnext_pw_56", "conv as matmul", 1, 3136, 384, 96, true});
+  // ConvNeXt-Tiny's last stage: its MLP over 7 x 7 = 49 tokens, weights of 9 MiB read once.
+  s.push_back({"convnext_mlp_up_7", "conv as matmul", 1, 49, 3072, 768, true});
+  s.push_back({"convnext_mlp_down_7", "conv as matmul", 1, 49, 768, 3072, true});
   return s;
 }
 

@@ -120,10 +120,15 @@ void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0,
     for (int64_t part0 = col0; part0 < col0 + cols; part0 += part) {
       const int64_t part_cols = std::min(part, col0 + cols - part0);
       const Panels b = b_block(pr, k0, kc, part0, part_cols);
-      for (int64_t jp = 0; jp * kNR < part_cols; ++jp) {
+      const int64_t b_panels = ceil_div(part_cols, kNR), a_panels = ceil_div(rows, kMR);
+      for (int64_t jp = 0; jp < b_panels; ++jp) {
         const int64_t j = part0 + jp * kNR;
         const int n = static_cast<int>(std::min<int64_t>(kNR, part0 + part_cols - j));
-        for (int64_t ip = 0; ip * kMR < rows; ++ip) {
+        // A weight packed ahead of time comes from memory: its next panel is fetched into L2
+        // while this one is used, a share of it during each row panel's call.
+        const bool fetch_next = pr.b.packed != nullptr && jp + 1 < b_panels;
+        const int64_t lines = ceil_div(2 * kc, a_panels);  // a B panel has 2 lines per depth step
+        for (int64_t ip = 0; ip < a_panels; ++ip) {
           const int64_t i = row0 + ip * kMR;
           const int m = static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i));
           TileStore store;
@@ -131,7 +136,12 @@ void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0,
           store.alpha = pr.alpha;
           if (first && pr.row_bias != nullptr) store.row_bias = pr.row_bias + i;
           if (first && pr.col_bias != nullptr) store.col_bias = pr.col_bias + j;
-          microkernel(kc, a[ip], b[jp], pr.c + i * pr.ldc + j, pr.ldc, m, n, store);
+          Prefetch prefetch;
+          if (fetch_next) {
+            prefetch.from = reinterpret_cast<const char*>(b[jp + 1]) + 64 * ip * lines;
+            prefetch.lines = std::min(lines, 2 * kc - ip * lines);
+          }
+          microkernel(kc, a[ip], b[jp], pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
         }
       }
     }

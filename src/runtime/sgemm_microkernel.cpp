@@ -65,7 +65,7 @@ TF_AVX512 void load_transposed(const float* src, int64_t stride, int count, int 
 // channels) costs a third of a full one instead of as much.
 template <int R>
 TF_AVX512 void microkernel_rows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
-                                const TileStore& store) {
+                                const TileStore& store, Prefetch prefetch) {
   // Fully unrolled over the tile's rows, so the 2R accumulators live in registers.
   __m512 lo[R], hi[R];
 #pragma GCC unroll 12
@@ -74,6 +74,10 @@ TF_AVX512 void microkernel_rows(int64_t kc, const float* a, const float* b, floa
     const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
     // The next A micro-panel steps in from L2 while this one is read from L1.
     _mm_prefetch(reinterpret_cast<const char*>(a + kMR * 8), _MM_HINT_T0);
+    if (2 * k < prefetch.lines) {
+      _mm_prefetch(prefetch.from + 128 * k, _MM_HINT_T1);
+      _mm_prefetch(prefetch.from + 128 * k + 64, _MM_HINT_T1);
+    }
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
       const __m512 av = _mm512_set1_ps(a[r]);
@@ -118,11 +122,11 @@ bool microkernel_supported() {
 }
 
 TF_AVX512 void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
-                           const TileStore& store) {
+                           const TileStore& store, Prefetch prefetch) {
   static_assert(kMR == 12, "the row tails below assume 12-row panels");
-  if (rows > 8) return microkernel_rows<12>(kc, a, b, c, ldc, rows, cols, store);
-  if (rows > 4) return microkernel_rows<8>(kc, a, b, c, ldc, rows, cols, store);
-  microkernel_rows<4>(kc, a, b, c, ldc, rows, cols, store);
+  if (rows > 8) return microkernel_rows<12>(kc, a, b, c, ldc, rows, cols, store, prefetch);
+  if (rows > 4) return microkernel_rows<8>(kc, a, b, c, ldc, rows, cols, store, prefetch);
+  microkernel_rows<4>(kc, a, b, c, ldc, rows, cols, store, prefetch);
 }
 
 TF_AVX512 void pack_a(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst) {

@@ -32,11 +32,19 @@ struct TileStore {
 // True if this CPU runs the AVX-512 micro-kernel (checked once).
 bool microkernel_supported();
 
+// Memory the micro-kernel brings into L2 while it computes, two cache lines a depth step: a
+// part of the next B micro-panel when that comes from memory (weights packed ahead of time and
+// read once per run), so the panel after this one does not start with a stall.
+struct Prefetch {
+  const char* from = nullptr;
+  int64_t lines = 0;
+};
+
 // C[0..rows) x [0..cols) of a tile at `c` (row stride ldc), from packed micro-panels `a`
 // (kc x kMR) and `b` (kc x kNR, 64-byte aligned). rows <= kMR and cols <= kNR: the tile's
 // padding is computed but not stored.
 void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
-                 const TileStore& store);
+                 const TileStore& store, Prefetch prefetch = {});
 
 // A strided matrix: element (i, j) at data[i * row_stride + j * col_stride]. A transposed
 // operand is the same memory with the strides swapped.
