@@ -97,6 +97,30 @@ Panels b_block(const GemmProblem& pr, int64_t k0, int64_t kc, int64_t col0, int6
   return {dst, kc * kNR};
 }
 
+// The micro-kernel down every row panel of a tile for the B micro-panel `b` (columns j .. j +
+// n). `next`, if not null, is the B micro-panel after it: each call fetches a share of it into
+// L2.
+void run_column_panel(const GemmProblem& pr, const Panels& a, int64_t row0, int64_t rows, int64_t kc, bool first,
+                      const float* b, int64_t j, int n, const float* next) {
+  const int64_t a_panels = ceil_div(rows, kMR);
+  const int64_t lines = ceil_div(2 * kc, a_panels);  // a B micro-panel is 2 lines per depth step
+  for (int64_t ip = 0; ip < a_panels; ++ip) {
+    const int64_t i = row0 + ip * kMR;
+    const int m = static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i));
+    TileStore store;
+    store.accumulate = pr.accumulate || !first;
+    store.alpha = pr.alpha;
+    if (first && pr.row_bias != nullptr) store.row_bias = pr.row_bias + i;
+    if (first && pr.col_bias != nullptr) store.col_bias = pr.col_bias + j;
+    Prefetch prefetch;
+    if (next != nullptr) {
+      prefetch.from = reinterpret_cast<const char*>(next) + 64 * ip * lines;
+      prefetch.lines = std::max<int64_t>(0, std::min(lines, 2 * kc - ip * lines));
+    }
+    microkernel(kc, a[ip], b, pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
+  }
+}
+
 // C rows [row0, row0 + rows) x columns [col0, col0 + cols) of one problem.
 void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0, int64_t cols, int64_t kc_max,
                 int64_t nb_max) {
@@ -120,29 +144,13 @@ void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0,
     for (int64_t part0 = col0; part0 < col0 + cols; part0 += part) {
       const int64_t part_cols = std::min(part, col0 + cols - part0);
       const Panels b = b_block(pr, k0, kc, part0, part_cols);
-      const int64_t b_panels = ceil_div(part_cols, kNR), a_panels = ceil_div(rows, kMR);
+      const int64_t b_panels = ceil_div(part_cols, kNR);
       for (int64_t jp = 0; jp < b_panels; ++jp) {
         const int64_t j = part0 + jp * kNR;
         const int n = static_cast<int>(std::min<int64_t>(kNR, part0 + part_cols - j));
-        // A weight packed ahead of time comes from memory: its next panel is fetched into L2
-        // while this one is used, a share of it during each row panel's call.
-        const bool fetch_next = pr.b.packed != nullptr && jp + 1 < b_panels;
-        const int64_t lines = ceil_div(2 * kc, a_panels);  // a B panel has 2 lines per depth step
-        for (int64_t ip = 0; ip < a_panels; ++ip) {
-          const int64_t i = row0 + ip * kMR;
-          const int m = static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i));
-          TileStore store;
-          store.accumulate = pr.accumulate || !first;
-          store.alpha = pr.alpha;
-          if (first && pr.row_bias != nullptr) store.row_bias = pr.row_bias + i;
-          if (first && pr.col_bias != nullptr) store.col_bias = pr.col_bias + j;
-          Prefetch prefetch;
-          if (fetch_next) {
-            prefetch.from = reinterpret_cast<const char*>(b[jp + 1]) + 64 * ip * lines;
-            prefetch.lines = std::min(lines, 2 * kc - ip * lines);
-          }
-          microkernel(kc, a[ip], b[jp], pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
-        }
+        // A weight packed ahead of time comes from memory: its next panel is fetched meanwhile.
+        const float* next = pr.b.packed != nullptr && jp + 1 < b_panels ? b[jp + 1] : nullptr;
+        run_column_panel(pr, a, row0, rows, kc, first, b[jp], j, n, next);
       }
     }
   }
