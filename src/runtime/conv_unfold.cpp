@@ -45,9 +45,10 @@ struct UnfoldedRow {
   int64_t dy, offset, tap_column;
 };
 
-// Up to 16 positions of a B micro-panel that lie in one output row: the input row of the tap
-// with dy = 0, the offset of the value its first lane reads relative to a row's offset, where it
-// starts in the panel, its output column, and the lanes it stores.
+// Up to 16 positions of a B micro-panel that lie in one output row oy, from output column ox:
+// y0 = oy * stride_h (the input row of a tap with dy = 0), base = the input offset its first
+// lane reads less the depth row's UnfoldedRow::offset, its first lane in the panel, and the
+// lanes it stores.
 struct PanelChunk {
   int64_t y0, base, lane, ox;
   __mmask16 store;
@@ -85,7 +86,7 @@ TF_AVX512 __m512 load_chunk(const float* from, __m512i gather_index, uint32_t ma
     return _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask), from);
   } else if constexpr (kStride == 2) {
     const __m512 lo = _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask), from);
-    const __m512 hi = _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask >> 16), from + 16);
+    const __m512 hi = _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask >> 16), address(from, 16));
     return _mm512_permutex2var_ps(lo, _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0), hi);
   } else {
     return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), static_cast<__mmask16>(mask), gather_index, from, 4);
