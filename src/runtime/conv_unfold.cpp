@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/lane_masks.h"
 #include "runtime/row_kernels.h"
 #include "runtime/sgemm_microkernel.h"
 
@@ -53,10 +54,6 @@ struct PanelChunk {
   int64_t y0, base, lane, ox;
   __mmask16 store;
 };
-
-TF_AVX512 __mmask16 lanes(int64_t n) {
-  return n >= 16 ? static_cast<__mmask16>(0xffff) : n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1);
-}
 
 // The address of x[offset], computed as an integer: a masked load may start before a row (in
 // the padding) as long as the lanes it reads lie inside it, but pointer arithmetic that leaves

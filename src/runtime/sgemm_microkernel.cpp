@@ -4,16 +4,13 @@
 
 #include <algorithm>
 
+#include "runtime/lane_masks.h"
+
 #define TF_AVX512 __attribute__((target("avx512f,avx512vl,fma")))
 
 namespace tilefuse::runtime {
 
 namespace {
-
-// The lanes [0, n) of a 16-lane vector, n clamped to [0, 16].
-TF_AVX512 __mmask16 lanes(int n) {
-  return n >= 16 ? static_cast<__mmask16>(0xffff) : n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1);
-}
 
 // v[r] holds 16 consecutive values of row r; afterwards v[e] holds value e of every row (a
 // 16 x 16 transpose in registers: 64 shuffles for 256 values, where packing one value at a time
