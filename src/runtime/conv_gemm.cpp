@@ -8,7 +8,7 @@
 
 #include "ir/ops/window_geometry.h"
 #include "runtime/conv_unfold.h"
-#include "runtime/row_kernels.h"
+#include "runtime/depthwise_conv.h"
 
 namespace tilefuse::runtime {
 
@@ -30,76 +30,6 @@ ConvShape conv_shape(const Node& node, const Tensor& x, const Tensor& w, const T
   s.dil_h = at(g.dilations, 0, 1), s.dil_w = at(g.dilations, 1, 1);
   s.pad_top = at(pads, 0, 0), s.pad_left = at(pads, 1, 0);
   return s;
-}
-
-// A depthwise convolution (one input and one output channel per group) directly: a GEMM of one
-// row per group is all call overhead, and unfolding copies the input kernel-size times.
-//
-// Each plane is first copied into a zero-padded plane of width wp, and the output is computed
-// at that width too: output (oy, ox) at flat index q = oy * wp + ox then reads the padded plane
-// at stride * q + i * dil_h * wp + j * dil_w for tap (i, j) when both strides are equal. So the
-// whole plane is one tap_sum, each output vector summing every tap in a register (not a call per
-// tap and output row, which costs more than it computes on 7x7 and 14x14 planes); the columns
-// past out_w are computed and dropped.
-struct PaddedPlane {
-  int64_t wp = 0, hp = 0, span = 0;  // padded width and height; flat outputs computed per plane
-  explicit PaddedPlane(const ConvShape& s) {
-    const int64_t st = s.stride_w;
-    wp = std::max(s.pad_left + s.width, st * (s.out_w - 1) + (s.kw - 1) * s.dil_w + 1);
-    span = (s.out_h - 1) * wp + s.out_w;
-    const int64_t last_read = st * (span - 1) + (s.kh - 1) * s.dil_h * wp + (s.kw - 1) * s.dil_w;
-    hp = std::max(s.pad_top + s.height, last_read / wp + 1);
-  }
-};
-
-void depthwise_flat(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
-                    int64_t first_plane, int64_t end_plane) {
-  const PaddedPlane pp(s);
-  thread_local std::vector<float> padded, acc;
-  thread_local std::vector<int64_t> offsets;
-  padded.assign(static_cast<size_t>(pp.hp * pp.wp), 0.0f);
-  acc.resize(static_cast<size_t>(pp.span));
-  offsets.clear();
-  for (int64_t i = 0; i < s.kh; ++i) {
-    for (int64_t j = 0; j < s.kw; ++j) offsets.push_back(i * s.dil_h * pp.wp + j * s.dil_w);
-  }
-  for (int64_t plane = first_plane; plane < end_plane; ++plane) {
-    const int64_t c = plane % s.channels;
-    const float* src = x + plane * s.height * s.width;
-    for (int64_t y = 0; y < s.height; ++y) {  // the padding around stays zero
-      std::copy(src + y * s.width, src + (y + 1) * s.width, padded.data() + (y + s.pad_top) * pp.wp + s.pad_left);
-    }
-    const float* wc = w + c * s.kh * s.kw;
-    tap_sum(padded.data(), s.stride_w, offsets.data(), wc, s.kh * s.kw, bias != nullptr ? bias[c] : 0.0f, acc.data(),
-            pp.span);
-    float* o = out + plane * s.positions();
-    for (int64_t oy = 0; oy < s.out_h; ++oy) {
-      std::copy(acc.data() + oy * pp.wp, acc.data() + oy * pp.wp + s.out_w, o + oy * s.out_w);
-    }
-  }
-}
-
-// The same row by row, for unequal strides: every kernel tap adds w * the shifted input row over
-// the tap's valid output columns.
-void depthwise_rows(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
-                    int64_t first_plane, int64_t end_plane) {
-  for (int64_t plane = first_plane; plane < end_plane; ++plane) {
-    const int64_t c = plane % s.channels;
-    const float* src = x + plane * s.height * s.width;
-    for (int64_t oy = 0; oy < s.out_h; ++oy) {
-      float* o = out + plane * s.positions() + oy * s.out_w;
-      std::fill(o, o + s.out_w, bias != nullptr ? bias[c] : 0.0f);
-      for_each_tap_run(s, oy, [&](int64_t tap, int64_t offset, int64_t lo, int64_t hi) {
-        strided_axpy(w[c * s.kh * s.kw + tap], src + offset, s.stride_w, o + lo, hi - lo);
-      });
-    }
-  }
-}
-
-void depthwise(const ConvShape& s, const float* x, const float* w, const float* bias, float* out, int64_t first_plane,
-               int64_t end_plane) {
-  if (s.stride_h == s.stride_w || s.out_h == 1) return depthwise_flat(s, x, w, bias, out, first_plane, end_plane);
-  depthwise_rows(s, x, w, bias, out, first_plane, end_plane);
 }
 
 // The weight of each group, packed once as the A operand of its GEMM: group g's maps are rows
@@ -131,7 +61,7 @@ class ConvCall : public LibraryCall {
     const ConvShape s = conv_shape(node_, x, w, out);
     if (s.groups == s.channels && s.maps == s.channels) {
       team.run(s.batch * s.channels, [&](int, int64_t first, int64_t end) {
-        depthwise(s, x.data<float>(), w.data<float>(), bias, out.data<float>(), first, end);
+        depthwise_conv(s, x.data<float>(), w.data<float>(), bias, out.data<float>(), first, end);
       });
       return;
     }

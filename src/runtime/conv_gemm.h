@@ -3,8 +3,8 @@
 // output positions] matrix that is built panel by panel inside the engine's packing routine
 // (implicit GEMM) and never written whole; the bias is added in the engine's epilogue, and all
 // images and groups are one engine call. A 1x1 convolution with stride 1 and no padding
-// multiplies the input directly. A depthwise convolution runs as direct loops over a padded
-// plane, its channels spread over the team. Without AVX-512: explicit im2col and OpenBLAS.
+// multiplies the input directly. A depthwise convolution runs directly (depthwise_conv.h), its
+// channels spread over the team. Without AVX-512: explicit im2col and OpenBLAS.
 #pragma once
 
 #include <memory>

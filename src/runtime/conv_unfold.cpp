@@ -55,13 +55,6 @@ struct PanelChunk {
   __mmask16 store;
 };
 
-// The address of x[offset], computed as an integer: a masked load may start before a row (in
-// the padding) as long as the lanes it reads lie inside it, but pointer arithmetic that leaves
-// the tensor is undefined in C++.
-const float* address(const float* x, int64_t offset) {
-  return reinterpret_cast<const float*>(reinterpret_cast<uintptr_t>(x) + offset * static_cast<int64_t>(sizeof(float)));
-}
-
 // Where stride 1 loads a chunk with one masked load, stride 2 loads 32 values and keeps the
 // even ones; other strides gather. kStride is 1, 2 or 0 (any other).
 constexpr int kAnyStride = 0;

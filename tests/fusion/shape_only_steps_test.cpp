@@ -48,7 +48,9 @@ TEST(ShapeOnlySteps, MarksWhatShapesAloneDetermine) {
   EXPECT_TRUE(unmarked.count("kernel_cast_0"));  // the mask's Cast reads data: a generated kernel
   EXPECT_TRUE(unmarked.count("mask_column"));
   for (size_t i = 0; i < shape_only.size(); ++i) {
-    if (planned.plan.steps[i].kind == StepKind::Kernel) EXPECT_FALSE(shape_only[i]) << step_name(planned.plan.steps[i]);
+    if (planned.plan.steps[i].kind == StepKind::Kernel) {
+      EXPECT_FALSE(shape_only[i]) << step_name(planned.plan.steps[i]);
+    }
   }
   // The kernel and the mask's Cast run; the views of the mask are free.
   EXPECT_EQ(run_time_launches(planned.plan, shape_only), 2);

@@ -47,7 +47,9 @@ TEST_P(ConvGemm, MatchesReference) {
     ThreadTeam team(workers);
     for (int run = 0; run < 2; ++run) {  // the second run reuses the unfolded buffer
       call->run(team, ins, outs);
-      CompareResult r = compare_tensors(out, expected, {1e-5, 1e-5});
+      // The engines sum a depth in other orders than the reference (OpenBLAS's blocked loops,
+      // where there is no AVX-512): up to 360 products of values near 2 differ by ~2e-5.
+      CompareResult r = compare_tensors(out, expected, {1e-4, 1e-4});
       EXPECT_TRUE(r.ok) << c.name << " run " << run << " on " << workers << " workers: " << r.message;
     }
   }

@@ -62,7 +62,9 @@ TEST(Solver, CandidatesAreDistinctBestFirstAndWithinTheLimit) {
     EXPECT_TRUE(reprs.insert(all[i].tiling.repr()).second) << all[i].tiling.repr();
     EXPECT_LE(all[i].tiling.block_dim, 4);
     EXPECT_GE(all[i].tiling.units_per_block, 1);
-    if (i > 0) EXPECT_LE(all[i - 1].predicted_us, all[i].predicted_us);
+    if (i > 0) {
+      EXPECT_LE(all[i - 1].predicted_us, all[i].predicted_us);
+    }
     EXPECT_FALSE(all[i].explanation.empty());
   }
   const auto top3 = top_candidates(k, machine(), 4, 3);

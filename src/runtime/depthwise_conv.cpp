@@ -1,0 +1,201 @@
+#include "runtime/depthwise_conv.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "runtime/lane_masks.h"
+#include "runtime/row_kernels.h"
+#include "runtime/sgemm_microkernel.h"
+
+namespace tilefuse::runtime {
+
+namespace {
+
+// ---- register-blocked: 3x3, 5x5 and 7x7 kernels, strides 1 and 2 ----
+
+// The lanes of one output vector's load (L lanes at stride S: L * S values, value e at input
+// column c + e) whose column lies in [0, width), as a range [lo, hi) of values.
+struct ValueRange {
+  int64_t lo, hi;
+};
+inline ValueRange values_inside(int64_t c, int64_t width, int64_t count) {
+  const int64_t lo = std::clamp<int64_t>(-c, 0, count);
+  return {lo, std::clamp<int64_t>(width - c, lo, count)};
+}
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,fma")
+namespace avx512 {
+
+struct Isa {
+  using Vec = __m512;
+  using Mask = uint32_t;  // bit e for value e of the 16 * S loaded
+  static constexpr int kLanes = 16, kRegisters = 32, kSpareRegisters = 4, kMaxVectors = 4;
+
+  static Vec set1(float x) { return _mm512_set1_ps(x); }
+  static Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+  template <int S>
+  static Mask column_mask(int64_t c, int64_t width) {
+    const auto [lo, hi] = values_inside(c, width, 16 * S);
+    const auto below = [](int64_t n) { return n >= 32 ? ~0u : (1u << n) - 1; };
+    const uint32_t mask = below(hi) & ~below(lo);
+    return S == 2 ? mask & 0x55555555u : mask;  // at stride 2 only the even values are used
+  }
+  // 16 inputs at columns from, from + S, ...; lanes outside `mask` are zero.
+  template <int S>
+  static Vec load(const float* from, Mask mask) {
+    if constexpr (S == 1) {
+      return _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask), from);
+    } else {
+      const __m512 lo = _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask), from);
+      const __m512 hi = _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask >> 16), address(from, 16));
+      return _mm512_permutex2var_ps(lo, _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0),
+                                    hi);
+    }
+  }
+  static void store(float* to, int64_t n, Vec v) { _mm512_mask_storeu_ps(to, lanes(n), v); }
+};
+
+#include "runtime/depthwise_blocks.inc"
+
+}  // namespace avx512
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace avx2 {
+
+// With 16 registers a block is one vector wide: 8 columns by up to 8 rows.
+struct Isa {
+  using Vec = __m256;
+  struct Mask {
+    __m256i lo, hi;  // values 0-7 and 8-15 of the 8 * S loaded (hi only at stride 2)
+  };
+  static constexpr int kLanes = 8, kRegisters = 16, kSpareRegisters = 2, kMaxVectors = 1;
+
+  static Vec set1(float x) { return _mm256_set1_ps(x); }
+  static Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+  // All ones in the lanes [lo - first, hi - first) of 8.
+  static __m256i lanes_between(int64_t lo, int64_t hi, int first) {
+    const __m256i index = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(first));
+    const __m256i below_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), index);
+    const __m256i below_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(lo)), index);
+    return _mm256_andnot_si256(below_lo, below_hi);
+  }
+  template <int S>
+  static Mask column_mask(int64_t c, int64_t width) {
+    const auto [lo, hi] = values_inside(c, width, 8 * S);
+    return {lanes_between(lo, hi, 0), lanes_between(lo, hi, 8)};
+  }
+  // 8 inputs at columns from, from + S, ...; a masked-off lane is zero and never read.
+  template <int S>
+  static Vec load(const float* from, const Mask& mask) {
+    if constexpr (S == 1) {
+      return _mm256_maskload_ps(from, mask.lo);
+    } else {
+      const __m256 lo = _mm256_maskload_ps(from, mask.lo), hi = _mm256_maskload_ps(address(from, 8), mask.hi);
+      // [lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6], then its 64-bit pairs in the order 0, 2, 1, 3.
+      const __m256 evens = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+      return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(evens), _MM_SHUFFLE(3, 1, 2, 0)));
+    }
+  }
+  static void store(float* to, int64_t n, Vec v) {
+    if (n >= 8) return _mm256_storeu_ps(to, v);
+    _mm256_maskstore_ps(to, lanes_between(0, n, 0), v);
+  }
+};
+
+#include "runtime/depthwise_blocks.inc"
+
+}  // namespace avx2
+#pragma GCC pop_options
+
+bool avx2_supported() {
+  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return supported;
+}
+
+// ---- any other shape: a padded copy of each plane ----
+
+// Each plane is first copied into a zero-padded plane of width wp, and the output is computed
+// at that width too: output (oy, ox) at flat index q = oy * wp + ox then reads the padded plane
+// at stride * q + i * dil_h * wp + j * dil_w for tap (i, j) when both strides are equal. So the
+// whole plane is one tap_sum, each output vector summing every tap in a register; the columns
+// past out_w are computed and dropped.
+struct PaddedPlane {
+  int64_t wp = 0, hp = 0, span = 0;  // padded width and height; flat outputs computed per plane
+  explicit PaddedPlane(const ConvShape& s) {
+    const int64_t st = s.stride_w;
+    wp = std::max(s.pad_left + s.width, st * (s.out_w - 1) + (s.kw - 1) * s.dil_w + 1);
+    span = (s.out_h - 1) * wp + s.out_w;
+    const int64_t last_read = st * (span - 1) + (s.kh - 1) * s.dil_h * wp + (s.kw - 1) * s.dil_w;
+    hp = std::max(s.pad_top + s.height, last_read / wp + 1);
+  }
+};
+
+void padded_planes(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
+                   int64_t first_plane, int64_t end_plane) {
+  const PaddedPlane pp(s);
+  thread_local std::vector<float> padded, acc;
+  thread_local std::vector<int64_t> offsets;
+  padded.assign(static_cast<size_t>(pp.hp * pp.wp), 0.0f);
+  acc.resize(static_cast<size_t>(pp.span));
+  offsets.clear();
+  for (int64_t i = 0; i < s.kh; ++i) {
+    for (int64_t j = 0; j < s.kw; ++j) offsets.push_back(i * s.dil_h * pp.wp + j * s.dil_w);
+  }
+  for (int64_t plane = first_plane; plane < end_plane; ++plane) {
+    const int64_t c = plane % s.channels;
+    const float* src = x + plane * s.height * s.width;
+    for (int64_t y = 0; y < s.height; ++y) {  // the padding around stays zero
+      std::copy(src + y * s.width, src + (y + 1) * s.width, padded.data() + (y + s.pad_top) * pp.wp + s.pad_left);
+    }
+    const float* wc = w + c * s.kh * s.kw;
+    tap_sum(padded.data(), s.stride_w, offsets.data(), wc, s.kh * s.kw, bias != nullptr ? bias[c] : 0.0f, acc.data(),
+            pp.span);
+    float* o = out + plane * s.positions();
+    for (int64_t oy = 0; oy < s.out_h; ++oy) {
+      std::copy(acc.data() + oy * pp.wp, acc.data() + oy * pp.wp + s.out_w, o + oy * s.out_w);
+    }
+  }
+}
+
+// The same row by row, for unequal strides: every kernel tap adds w * the shifted input row over
+// the tap's valid output columns.
+void tap_rows(const ConvShape& s, const float* x, const float* w, const float* bias, float* out, int64_t first_plane,
+              int64_t end_plane) {
+  for (int64_t plane = first_plane; plane < end_plane; ++plane) {
+    const int64_t c = plane % s.channels;
+    const float* src = x + plane * s.height * s.width;
+    for (int64_t oy = 0; oy < s.out_h; ++oy) {
+      float* o = out + plane * s.positions() + oy * s.out_w;
+      std::fill(o, o + s.out_w, bias != nullptr ? bias[c] : 0.0f);
+      for_each_tap_run(s, oy, [&](int64_t tap, int64_t offset, int64_t lo, int64_t hi) {
+        strided_axpy(w[c * s.kh * s.kw + tap], src + offset, s.stride_w, o + lo, hi - lo);
+      });
+    }
+  }
+}
+
+}  // namespace
+
+bool depthwise_register_blocked(const ConvShape& s) {
+  const bool kernel = (s.kh == 3 || s.kh == 5 || s.kh == 7) && s.kw >= 1 && s.kw <= avx512::kMaxKernelWidth;
+  const bool stride = s.stride_h == s.stride_w && (s.stride_h == 1 || s.stride_h == 2);
+  return kernel && stride && s.dil_h == 1 && s.dil_w == 1 && (microkernel_supported() || avx2_supported());
+}
+
+void depthwise_conv(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
+                    int64_t first_plane, int64_t end_plane) {
+  if (depthwise_register_blocked(s)) {
+    if (microkernel_supported()) return avx512::register_blocked(s, x, w, bias, out, first_plane, end_plane);
+    return avx2::register_blocked(s, x, w, bias, out, first_plane, end_plane);
+  }
+  if (s.stride_h == s.stride_w || s.out_h == 1) return padded_planes(s, x, w, bias, out, first_plane, end_plane);
+  tap_rows(s, x, w, bias, out, first_plane, end_plane);
+}
+
+}  // namespace tilefuse::runtime
