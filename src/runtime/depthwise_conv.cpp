@@ -33,7 +33,10 @@ namespace avx512 {
 struct Isa {
   using Vec = __m512;
   using Mask = uint32_t;  // bit e for value e of the 16 * S loaded
-  static constexpr int kLanes = 16, kRegisters = 32, kSpareRegisters = 4, kMaxVectors = 4;
+  static constexpr int kLanes = 16, kMaxVectors = 4;
+  // R * V accumulators, the KH weights of a kernel column and the loads in flight in 32
+  // registers: 16 or more independent FMA chains, more than the FMA latency needs.
+  static constexpr int block_rows(int kh, int v) { return std::min(8, (28 - kh - v) / v); }
 
   static Vec set1(float x) { return _mm512_set1_ps(x); }
   static Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
@@ -52,10 +55,18 @@ struct Isa {
     } else {
       const __m512 lo = _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask), from);
       const __m512 hi = _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask >> 16), address(from, 16));
-      return _mm512_permutex2var_ps(lo, _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0),
-                                    hi);
+      return _mm512_permutex2var_ps(lo, even_values(), hi);
     }
   }
+  template <int S>
+  static Vec load(const float* from) {
+    if constexpr (S == 1) {
+      return _mm512_loadu_ps(from);
+    } else {
+      return _mm512_permutex2var_ps(_mm512_loadu_ps(from), even_values(), _mm512_loadu_ps(from + 16));
+    }
+  }
+  static __m512i even_values() { return _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0); }
   static void store(float* to, int64_t n, Vec v) { _mm512_mask_storeu_ps(to, lanes(n), v); }
 };
 
@@ -68,13 +79,17 @@ struct Isa {
 #pragma GCC target("avx2,fma")
 namespace avx2 {
 
-// With 16 registers a block is one vector wide: 8 columns by up to 8 rows.
+// With 16 registers a block is one vector wide: 8 columns by up to 12 rows.
 struct Isa {
   using Vec = __m256;
   struct Mask {
     __m256i lo, hi;  // values 0-7 and 8-15 of the 8 * S loaded (hi only at stride 2)
   };
-  static constexpr int kLanes = 8, kRegisters = 16, kSpareRegisters = 2, kMaxVectors = 1;
+  static constexpr int kLanes = 8, kMaxVectors = 1;
+  // The weights stay in memory (each FMA's memory operand) so that 12 of the 16 registers hold
+  // accumulators: 12 independent FMA chains, where the weights in registers left room for 4,
+  // and 4 chains of 4-cycle FMAs fill only half of the two FMA pipes.
+  static constexpr int block_rows(int, int v) { return 12 / v; }
 
   static Vec set1(float x) { return _mm256_set1_ps(x); }
   static Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
@@ -96,11 +111,22 @@ struct Isa {
     if constexpr (S == 1) {
       return _mm256_maskload_ps(from, mask.lo);
     } else {
-      const __m256 lo = _mm256_maskload_ps(from, mask.lo), hi = _mm256_maskload_ps(address(from, 8), mask.hi);
-      // [lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6], then its 64-bit pairs in the order 0, 2, 1, 3.
-      const __m256 evens = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
-      return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(evens), _MM_SHUFFLE(3, 1, 2, 0)));
+      return evens(_mm256_maskload_ps(from, mask.lo), _mm256_maskload_ps(address(from, 8), mask.hi));
     }
+  }
+  template <int S>
+  static Vec load(const float* from) {
+    if constexpr (S == 1) {
+      return _mm256_loadu_ps(from);
+    } else {
+      return evens(_mm256_loadu_ps(from), _mm256_loadu_ps(from + 8));
+    }
+  }
+  // Values 0, 2, ..., 14 of lo:hi: [lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6], then its 64-bit pairs in
+  // the order 0, 2, 1, 3.
+  static Vec evens(__m256 lo, __m256 hi) {
+    const __m256 pairs = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(pairs), _MM_SHUFFLE(3, 1, 2, 0)));
   }
   static void store(float* to, int64_t n, Vec v) {
     if (n >= 8) return _mm256_storeu_ps(to, v);
