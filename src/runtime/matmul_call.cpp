@@ -59,6 +59,20 @@ struct MatMulShape {
       a_offsets.push_back(a_off);
       b_offsets.push_back(b_off);
     }
+    fold_batches_into_rows();
+  }
+
+  // Batches that share one B and whose A rows follow each other at A's row stride are one
+  // product of all their rows: ConvNeXt's [1, 7, 7, 768] x [768, 3072] is one GEMM of 49 rows,
+  // not 7 of 7 rows each (a loop of calls, each too small for any engine to run well).
+  void fold_batches_into_rows() {
+    const auto batches = static_cast<int64_t>(a_offsets.size());
+    for (int64_t i = 1; i < batches; ++i) {
+      if (b_offsets[i] != b_offsets[0] || a_offsets[i] != a_offsets[0] + i * m * a_matrix.row_stride) return;
+    }
+    m *= batches;
+    a_offsets.resize(std::min<int64_t>(batches, 1));
+    b_offsets.resize(std::min<int64_t>(batches, 1));
   }
 };
 

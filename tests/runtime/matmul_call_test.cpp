@@ -68,6 +68,14 @@ INSTANTIATE_TEST_SUITE_P(
                    {{"perm_a", Ints{0, 2, 1, 3}}, {"perm_b", Ints{0, 2, 3, 1}}}},
         MatMulCase{"HeadsPV", "FusedMatMul", {{2, 3, 9, 9}, {2, 9, 3, 16}}, {{"perm_b", Ints{0, 2, 1, 3}}}},
         MatMulCase{"TransposedConstantWeight", "FusedMatMul", {{4, 20}, {33, 20}, {33}}, {{"perm_b", Ints{1, 0}}}, true},
+        // Batches of A rows over one B fold into one product of all the rows; those whose rows
+        // do not follow each other (a transposed A, a batched B) stay batches.
+        MatMulCase{"BatchesFoldIntoRows", "MatMul", {{1, 7, 7, 12}, {12, 20}}, {}, true},
+        MatMulCase{"BatchesFoldIntoRowsWithBias", "FusedMatMul", {{2, 3, 5, 12}, {12, 20}, {20}}, {}},
+        MatMulCase{"TransposedBatchesDoNotFold", "FusedMatMul", {{2, 5, 3, 12}, {12, 20}},
+                   {{"perm_a", Ints{0, 2, 1, 3}}}},
+        MatMulCase{"RowsTransposedDoNotFold", "FusedMatMul", {{3, 12, 5}, {12, 20}}, {{"perm_a", Ints{0, 2, 1}}}},
+        MatMulCase{"VectorABroadcastBatches", "MatMul", {{1, 1, 12}, {4, 12, 6}}, {}},
         MatMulCase{"GemmTransposed", "Gemm", {{20, 13}, {35, 20}}, {{"transA", int64_t{1}}, {"transB", int64_t{1}}}, true},
         MatMulCase{"GemmColumnBias", "Gemm", {{13, 20}, {20, 35}, {35}}, {{"alpha", 0.5}}, true},
         MatMulCase{"GemmRowBias", "Gemm", {{13, 20}, {20, 35}, {13, 1}}, {}},
