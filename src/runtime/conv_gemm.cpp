@@ -1,12 +1,11 @@
 #include "runtime/conv_gemm.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cstring>
 #include <memory>
 
 #include "ir/ops/window_geometry.h"
+#include "runtime/blas_on_team.h"
 #include "runtime/conv_unfold.h"
 #include "runtime/depthwise_conv.h"
 
@@ -95,30 +94,40 @@ class ConvCall : public LibraryCall {
   size_t packed_bytes() const override { return total_bytes(packed_); }
 
  private:
+  // Without AVX-512: per image and group, the input unfolded whole (its channels spread over the
+  // team), then one OpenBLAS product spread over the team too.
   void run_openblas(ThreadTeam& team, const ConvShape& s, const Tensor& x, const Tensor& w, const float* bias,
                     Tensor& out) {
-    openblas_set_num_threads(team.size());
     if (!s.pointwise()) cols_.resize(static_cast<size_t>(s.rows() * s.positions()));
     const int64_t in_image = s.channels * s.height * s.width, out_image = s.maps * s.positions();
     for (int64_t n = 0; n < s.batch; ++n) {
       for (int64_t g = 0; g < s.groups; ++g) {
         const float* xg = x.data<float>() + n * in_image + g * s.group_channels() * s.height * s.width;
         float* og = out.data<float>() + n * out_image + g * s.group_maps() * s.positions();
-        if (!s.pointwise()) unfold(s, xg, cols_.data());
-        float beta = 0.0f;
+        if (!s.pointwise()) unfold_on_team(team, s, xg);
         if (bias != nullptr) {
           for (int64_t m = 0; m < s.group_maps(); ++m) {
             std::fill(og + m * s.positions(), og + (m + 1) * s.positions(), bias[g * s.group_maps() + m]);
           }
-          beta = 1.0f;
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(s.group_maps()),
-                    static_cast<int>(s.positions()), static_cast<int>(s.rows()), 1.0f,
-                    w.data<float>() + g * s.group_maps() * s.rows(), static_cast<int>(s.rows()),
-                    s.pointwise() ? xg : cols_.data(), static_cast<int>(s.positions()), beta, og,
-                    static_cast<int>(s.positions()));
+        BlasGemm gemm;
+        gemm.m = s.group_maps(), gemm.n = s.positions(), gemm.k = s.rows();
+        gemm.a = w.data<float>() + g * s.group_maps() * s.rows(), gemm.lda = s.rows();
+        gemm.b = s.pointwise() ? xg : cols_.data(), gemm.ldb = s.positions();
+        gemm.beta = bias != nullptr ? 1.0f : 0.0f, gemm.c = og, gemm.ldc = s.positions();
+        blas_sgemm_on_team(team, {gemm});
       }
     }
+  }
+
+  // cols_ = the unfolded input of one image and group: channel c's kernel-size rows come from
+  // its plane alone, so the channels are unfolded by the workers independently.
+  void unfold_on_team(ThreadTeam& team, const ConvShape& s, const float* xg) {
+    team.run(s.group_channels(), [&](int, int64_t first, int64_t end) {
+      ConvShape part = s;
+      part.channels = end - first, part.groups = 1;
+      unfold(part, xg + first * s.height * s.width, cols_.data() + first * s.kh * s.kw * s.positions());
+    });
   }
 
   const Node& node_;

@@ -1,12 +1,11 @@
 #include "runtime/matmul_call.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <vector>
 
 #include "ir/error.h"
 #include "ir/shape.h"
+#include "runtime/blas_on_team.h"
 
 namespace tilefuse::runtime {
 
@@ -125,24 +124,28 @@ class MatMulCall : public LibraryCall {
   }
 
   void run_openblas(ThreadTeam& team, const MatMulShape& s, const float* a, const float* b, const float* bias,
-                    float* c) const {
-    openblas_set_num_threads(team.size());
+                    float* c) {
     int64_t lda = 0, ldb = 0;
     const CBLAS_TRANSPOSE ta = blas_layout(s.a_matrix, s.m, s.k, lda), tb = blas_layout(s.b_matrix, s.k, s.n, ldb);
+    blas_calls_.clear();
     for (size_t i = 0; i < s.a_offsets.size(); ++i) {
       float* ci = c + static_cast<int64_t>(i) * s.m * s.n;
       for (int64_t r = 0; bias != nullptr && r < s.m; ++r) std::copy(bias, bias + s.n, ci + r * s.n);
-      cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k), 1.0f,
-                  a + s.a_offsets[i], static_cast<int>(std::max<int64_t>(1, lda)), b + s.b_offsets[i],
-                  static_cast<int>(std::max<int64_t>(1, ldb)), bias != nullptr ? 1.0f : 0.0f, ci,
-                  static_cast<int>(std::max<int64_t>(1, s.n)));
+      BlasGemm g;
+      g.trans_a = ta, g.trans_b = tb, g.m = s.m, g.n = s.n, g.k = s.k;
+      g.a = a + s.a_offsets[i], g.lda = std::max<int64_t>(1, lda);
+      g.b = b + s.b_offsets[i], g.ldb = std::max<int64_t>(1, ldb);
+      g.beta = bias != nullptr ? 1.0f : 0.0f, g.c = ci, g.ldc = std::max<int64_t>(1, s.n);
+      blas_calls_.push_back(g);
     }
+    blas_sgemm_on_team(team, blas_calls_);
   }
 
   const Node& node_;
   GemmBlocking blocking_;
   std::vector<PackedOperand> packed_;
   std::vector<GemmProblem> problems_;  // reused across runs
+  std::vector<BlasGemm> blas_calls_;   // the OpenBLAS path's, reused across runs
 };
 
 class GemmCall : public LibraryCall {
@@ -205,11 +208,13 @@ class GemmCall : public LibraryCall {
   }
 
   void run_openblas(ThreadTeam& team, const std::vector<Tensor>& in, const GemmProblem& p) const {
-    openblas_set_num_threads(team.size());
-    cblas_sgemm(CblasRowMajor, trans_a_ ? CblasTrans : CblasNoTrans, trans_b_ ? CblasTrans : CblasNoTrans,
-                static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k), alpha_, in[0].data<float>(),
-                static_cast<int>(in[0].shape()[1]), in[1].data<float>(), static_cast<int>(in[1].shape()[1]),
-                p.accumulate ? 1.0f : 0.0f, p.c, static_cast<int>(p.n));
+    BlasGemm g;
+    g.trans_a = trans_a_ ? CblasTrans : CblasNoTrans, g.trans_b = trans_b_ ? CblasTrans : CblasNoTrans;
+    g.m = p.m, g.n = p.n, g.k = p.k, g.alpha = alpha_;
+    g.a = in[0].data<float>(), g.lda = in[0].shape()[1];
+    g.b = in[1].data<float>(), g.ldb = in[1].shape()[1];
+    g.beta = p.accumulate ? 1.0f : 0.0f, g.c = p.c, g.ldc = p.n;
+    blas_sgemm_on_team(team, {g});
   }
 
   GemmBlocking blocking_;
