@@ -6,6 +6,7 @@
 #include "build/compile_pool.h"
 #include "ir/error.h"
 #include "reference/interpreter.h"
+#include "runtime/cpu_isa.h"
 #include "tune/autotune_config.h"
 
 namespace tilefuse::api {
@@ -63,6 +64,7 @@ runtime::ExecutorOptions executor_options(Mode mode, const ExecutionOptions& opt
   out.debug_dir = options.debug_dir;
   out.profile = options.profile;
   if (const char* env = std::getenv("TILEFUSE_DEBUG_DIR"); out.debug_dir.empty() && env != nullptr) out.debug_dir = env;
+  runtime::vector_isa();  // a bad TILEFUSE_MAX_CPU_ISA fails here, before any work, not at a first GEMM
   return out;
 }
 

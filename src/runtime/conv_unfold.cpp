@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <vector>
 
+#include "runtime/conv_unfold_isa.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/lane_masks.h"
 #include "runtime/row_kernels.h"
 #include "runtime/sgemm_microkernel.h"
@@ -37,14 +40,9 @@ void unfold(const ConvShape& s, const float* x, float* cols) {
   }
 }
 
-namespace {
+namespace avx512 {
 
-// One row (c, i, j) of the unfolded matrix: its tap's input row offset (input row = oy *
-// stride_h + dy), the offset of the input element that output position (0, 0) reads (which may
-// lie outside the input: padding), and its tap column j, which selects the load masks.
-struct UnfoldedRow {
-  int64_t dy, offset, tap_column;
-};
+namespace {
 
 // Up to 16 positions of a B micro-panel that lie in one output row oy, from output column ox:
 // y0 = oy * stride_h (the input row of a tap with dy = 0), base = the input offset its first
@@ -99,8 +97,8 @@ int split_panel(const ConvShape& s, int64_t q, int64_t n, PanelChunk* chunks) {
 // chunk's lanes for every depth row are one load from one input row (masked to the columns
 // inside it, with a mask per tap column found once), or zeros where the tap reads a padding row.
 template <int kStride>
-TF_AVX512 void pack_panels(const ConvShape& s, const float* x, const std::vector<UnfoldedRow>& rows,
-                           const std::vector<ColumnRange>& valid, int64_t col0, int64_t cols, float* dst) {
+TF_AVX512 void strided_panels(const ConvShape& s, const float* x, std::span<const UnfoldedRow> rows,
+                              std::span<const ColumnRange> valid, int64_t col0, int64_t cols, float* dst) {
   const auto kc = static_cast<int64_t>(rows.size());
   const __m512i gather_index = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                                   _mm512_set1_epi32(static_cast<int32_t>(s.stride_w)));
@@ -136,8 +134,17 @@ TF_AVX512 void pack_panels(const ConvShape& s, const float* x, const std::vector
 
 }  // namespace
 
-TF_AVX512 void pack_unfolded(const ConvShape& s, const float* x, int64_t k0, int64_t kc, int64_t col0, int64_t cols,
-                             float* dst) {
+void pack_panels(const ConvShape& s, const float* x, std::span<const UnfoldedRow> rows,
+                 std::span<const ColumnRange> valid, int64_t col0, int64_t cols, float* dst) {
+  if (s.stride_w == 1) return strided_panels<1>(s, x, rows, valid, col0, cols, dst);
+  if (s.stride_w == 2) return strided_panels<2>(s, x, rows, valid, col0, cols, dst);
+  strided_panels<kAnyStride>(s, x, rows, valid, col0, cols, dst);
+}
+
+}  // namespace avx512
+
+void pack_unfolded(const ConvShape& s, const float* x, int64_t k0, int64_t kc, int64_t col0, int64_t cols,
+                   float* dst) {
   thread_local std::vector<UnfoldedRow> rows;
   thread_local std::vector<ColumnRange> valid;  // per tap column j: the output columns inside the row
   valid.clear();
@@ -152,9 +159,8 @@ TF_AVX512 void pack_unfolded(const ConvShape& s, const float* x, int64_t k0, int
     if (++i < s.kh) continue;
     i = 0, ++c;
   }
-  if (s.stride_w == 1) return pack_panels<1>(s, x, rows, valid, col0, cols, dst);
-  if (s.stride_w == 2) return pack_panels<2>(s, x, rows, valid, col0, cols, dst);
-  pack_panels<kAnyStride>(s, x, rows, valid, col0, cols, dst);
+  if (vector_isa() == VectorIsa::avx512) return avx512::pack_panels(s, x, rows, valid, col0, cols, dst);
+  avx2::pack_panels(s, x, rows, valid, col0, cols, dst);
 }
 
 }  // namespace tilefuse::runtime

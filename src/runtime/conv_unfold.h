@@ -27,8 +27,8 @@ struct ConvShape {
 void unfold(const ConvShape& s, const float* x, float* cols);
 
 // Packs the unfolded matrix's rows [k0, k0 + kc) x output positions [col0, col0 + cols) into
-// pack_b's panels (sgemm_microkernel.h), the layout and zero padding pack_b gives. AVX-512:
-// call it only when microkernel_supported().
+// pack_b's panels (sgemm_microkernel.h), the layout and zero padding pack_b gives. Call it only
+// when microkernel_supported().
 void pack_unfolded(const ConvShape& s, const float* x, int64_t k0, int64_t kc, int64_t col0, int64_t cols,
                    float* dst);
 

@@ -8,7 +8,7 @@
 
 #include "runtime/lane_masks.h"
 #include "runtime/row_kernels.h"
-#include "runtime/sgemm_microkernel.h"
+#include "runtime/cpu_isa.h"
 
 namespace tilefuse::runtime {
 
@@ -139,11 +139,6 @@ struct Isa {
 }  // namespace avx2
 #pragma GCC pop_options
 
-bool avx2_supported() {
-  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return supported;
-}
-
 // ---- any other shape: a padded copy of each plane ----
 
 // Each plane is first copied into a zero-padded plane of width wp, and the output is computed
@@ -211,13 +206,13 @@ void tap_rows(const ConvShape& s, const float* x, const float* w, const float* b
 bool depthwise_register_blocked(const ConvShape& s) {
   const bool kernel = (s.kh == 3 || s.kh == 5 || s.kh == 7) && s.kw >= 1 && s.kw <= avx512::kMaxKernelWidth;
   const bool stride = s.stride_h == s.stride_w && (s.stride_h == 1 || s.stride_h == 2);
-  return kernel && stride && s.dil_h == 1 && s.dil_w == 1 && (microkernel_supported() || avx2_supported());
+  return kernel && stride && s.dil_h == 1 && s.dil_w == 1 && vector_isa() != VectorIsa::scalar;
 }
 
 void depthwise_conv(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
                     int64_t first_plane, int64_t end_plane) {
   if (depthwise_register_blocked(s)) {
-    if (microkernel_supported()) return avx512::register_blocked(s, x, w, bias, out, first_plane, end_plane);
+    if (vector_isa() == VectorIsa::avx512) return avx512::register_blocked(s, x, w, bias, out, first_plane, end_plane);
     return avx2::register_blocked(s, x, w, bias, out, first_plane, end_plane);
   }
   if (s.stride_h == s.stride_w || s.out_h == 1) return padded_planes(s, x, w, bias, out, first_plane, end_plane);

@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "runtime/sgemm_microkernel.h"
+#include "runtime/cpu_isa.h"
 
 #define TF_AVX512 __attribute__((target("avx512f")))
+#define TF_AVX2 __attribute__((target("avx2,fma")))
 
 namespace tilefuse::runtime {
 
@@ -17,6 +18,7 @@ struct Axpy {
   float a;
   void scalar(float x, float& y) const { y += a * x; }
   TF_AVX512 __m512 vector(__m512 x, __m512 y) const { return _mm512_fmadd_ps(_mm512_set1_ps(a), x, y); }
+  TF_AVX2 __m256 vector(__m256 x, __m256 y) const { return _mm256_fmadd_ps(_mm256_set1_ps(a), x, y); }
 };
 
 struct Max {
@@ -27,6 +29,9 @@ struct Max {
   TF_AVX512 __m512 vector(__m512 x, __m512 y) const {
     const __m512 larger = _mm512_mask_max_ps(y, static_cast<__mmask16>(0xffff), x, y);
     return _mm512_mask_mov_ps(larger, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+  }
+  TF_AVX2 __m256 vector(__m256 x, __m256 y) const {
+    return _mm256_blendv_ps(_mm256_max_ps(x, y), x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
   }
 };
 
@@ -56,10 +61,30 @@ TF_AVX512 void avx512_rows(const Op& op, const float* x, int64_t stride, float* 
   scalar_rows(op, x + 2 * i, 2, y + i, n - i);
 }
 
+// The same with 8 lanes; the tail of fewer than 8 (or, at stride 2, of at most 8) is scalar.
+template <typename Op>
+TF_AVX2 void avx2_rows(const Op& op, const float* x, int64_t stride, float* y, int64_t n) {
+  int64_t i = 0;
+  if (stride == 1) {
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, op.vector(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+  } else {
+    const __m256i evens = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    for (; i + 8 < n; i += 8) {
+      const __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + 2 * i), evens);
+      const __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + 2 * i + 8), evens);
+      _mm256_storeu_ps(y + i, op.vector(_mm256_blend_ps(lo, hi, 0xf0), _mm256_loadu_ps(y + i)));
+    }
+  }
+  scalar_rows(op, x + stride * i, stride, y + i, n - i);
+}
+
 template <typename Op>
 void rows(const Op& op, const float* x, int64_t stride, float* y, int64_t n) {
   if (n <= 0) return;
-  if ((stride == 1 || stride == 2) && microkernel_supported()) return avx512_rows(op, x, stride, y, n);
+  if (stride == 1 || stride == 2) {
+    if (vector_isa() == VectorIsa::avx512) return avx512_rows(op, x, stride, y, n);
+    if (vector_isa() == VectorIsa::avx2) return avx2_rows(op, x, stride, y, n);
+  }
   scalar_rows(op, x, stride, y, n);
 }
 
@@ -125,7 +150,7 @@ TF_AVX512 void avx512_tap_sum(const float* x, int64_t stride, const int64_t* off
 void tap_sum(const float* x, int64_t stride, const int64_t* offsets, const float* weights, int64_t taps, float bias,
              float* out, int64_t n) {
   if (n <= 0) return;
-  if ((stride == 1 || stride == 2) && microkernel_supported()) {
+  if ((stride == 1 || stride == 2) && vector_isa() == VectorIsa::avx512) {
     return avx512_tap_sum(x, stride, offsets, weights, taps, bias, out, n);
   }
   scalar_tap_sum(x, stride, offsets, weights, taps, bias, out, n);

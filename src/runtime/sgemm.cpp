@@ -192,7 +192,7 @@ size_t total_bytes(const std::vector<PackedOperand>& packed) {
 }
 
 void sgemm(ThreadTeam& team, std::span<const GemmProblem> problems, const GemmBlocking& blocking) {
-  if (!microkernel_supported()) fail_internal("sgemm: this CPU has no AVX-512; the caller must fall back");
+  if (!microkernel_supported()) fail_internal("sgemm: this CPU has neither AVX-512 nor AVX2; the caller must fall back");
   if (problems.empty()) return;
   const TileGrid grid = tile_grid(problems, blocking, team.size());
   team.run(grid.first_tile.back(), [&](int, int64_t first, int64_t end) {

@@ -1,5 +1,6 @@
-// The innermost pieces of tilefuse's own f32 GEMM (sgemm.h): an AVX-512 register-blocked
-// micro-kernel and the routines that pack operands into the order it reads.
+// The innermost pieces of tilefuse's own f32 GEMM (sgemm.h): a register-blocked micro-kernel
+// and the routines that pack operands into the order it reads, for AVX-512 and for AVX2
+// (sgemm_isa.h), chosen by vector_isa().
 //
 // The micro-kernel computes a kMR x kNR tile of C = A x B over a depth of kc from two packed
 // micro-panels: A as kc steps of kMR row values (one broadcast each), B as kc steps of kNR
@@ -8,8 +9,8 @@
 // kc x 32 floats in L1 while the A micro-panels stream from L2 (the BLIS SkylakeX shape,
 // transposed to row-major).
 //
-// These functions are compiled for AVX-512 whatever the build's target is; call them only when
-// microkernel_supported() is true.
+// On AVX2 the same panels are computed as 6 x 16 sub-tiles (sgemm_avx2.cpp). Call these
+// functions only when microkernel_supported() is true.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,7 @@ struct TileStore {
   const float* col_bias = nullptr;
 };
 
-// True if this CPU runs the AVX-512 micro-kernel (checked once).
+// True if this CPU runs a micro-kernel: vector_isa() is AVX2 or AVX-512.
 bool microkernel_supported();
 
 // Memory the micro-kernel brings into L2 while it computes, two cache lines a depth step: a

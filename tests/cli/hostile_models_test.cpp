@@ -78,6 +78,16 @@ TEST(CliMemoryCap, MaxMemoryFlagAndVariableAreChecked) {
   EXPECT_THAT(run_cli(dir, bad_flag).err, HasSubstr("--max-memory is '-5'"));
 }
 
+TEST(CliCpuIsaCap, UnknownIsaNamesTheVariableAndTheChoices) {
+  ScratchDir dir;
+  write_expand_model(dir, "small", "[4, 4]");
+  const std::vector<std::string> run = {"run", dir.file("small.onnx"), "--output-dir", dir.file("out")};
+  EXPECT_EQ(run_cli(dir, run, "TILEFUSE_MAX_CPU_ISA=scalar").exit_code, 0);
+  CliResult bad = run_cli(dir, run, "TILEFUSE_MAX_CPU_ISA=avx3");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("TILEFUSE_MAX_CPU_ISA must be one of scalar, avx2 or avx512, got 'avx3'"));
+}
+
 // An input file that claims a 4 GiB header in 12 bytes is refused before anything is allocated.
 TEST(CliHostileInput, NpyHeaderBombIsRefused) {
   ScratchDir dir;

@@ -36,7 +36,7 @@ float* aligned_64(std::vector<float>& v) {
 class ConvUnfold : public ::testing::TestWithParam<Geometry> {
  protected:
   void SetUp() override {
-    if (!microkernel_supported()) GTEST_SKIP() << "this CPU has no AVX-512";
+    if (!microkernel_supported()) GTEST_SKIP() << "neither AVX-512 nor AVX2 in use (this CPU, or TILEFUSE_MAX_CPU_ISA)";
   }
 };
 

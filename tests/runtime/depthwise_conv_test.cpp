@@ -73,7 +73,7 @@ void expect_matches_reference(const Case& c) {
 }
 
 TEST(DepthwiseConv, RegisterBlockedKernelsMatchReference) {
-  if (!vector_cpu()) GTEST_SKIP() << "this CPU has neither AVX-512 nor AVX2";
+  if (!vector_cpu()) GTEST_SKIP() << "neither AVX-512 nor AVX2 in use (this CPU, or TILEFUSE_MAX_CPU_ISA)";
   // Widths give 1, 2, 3 and 4 output vectors per strip and two strips (70 and 150 columns).
   for (int64_t k : {3, 5, 7}) {
     for (int64_t stride : {1, 2}) {
@@ -91,7 +91,7 @@ TEST(DepthwiseConv, RegisterBlockedKernelsMatchReference) {
 }
 
 TEST(DepthwiseConv, RegisterBlockedEdgesMatchReference) {
-  if (!vector_cpu()) GTEST_SKIP() << "this CPU has neither AVX-512 nor AVX2";
+  if (!vector_cpu()) GTEST_SKIP() << "neither AVX-512 nor AVX2 in use (this CPU, or TILEFUSE_MAX_CPU_ISA)";
   const Case cases[] = {
       {2, 12, 33, 3, 3, 1, 1, 1, {0, 0, 0, 0}},      // no padding
       {2, 12, 33, 5, 5, 2, 2, 1, {0, 2, 1, 0}},      // padding on two sides only

@@ -91,7 +91,7 @@ void check(const Shape& s, const Options& o, int workers, const GemmBlocking& bl
 class Sgemm : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!microkernel_supported()) GTEST_SKIP() << "this CPU has no AVX-512";
+    if (!microkernel_supported()) GTEST_SKIP() << "neither AVX-512 nor AVX2 in use (this CPU, or TILEFUSE_MAX_CPU_ISA)";
   }
   // Small blocks, so that small shapes already cross every block boundary.
   GemmBlocking small{.mc = 24, .kc = 16, .nc = 64, .nb = 32};

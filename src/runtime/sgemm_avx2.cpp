@@ -1,0 +1,165 @@
+// The GEMM engine's AVX2 pieces. AVX2 has 16 vector registers of 8 lanes, too few for the 12 x
+// 32 tile the panels are laid out for (48 accumulators), so the micro-kernel covers the tile as
+// up to four 6 x 16 sub-tiles (12 accumulators, two B vectors and a broadcast: 15 registers,
+// the Haswell shape of BLIS and OpenBLAS). A sub-tile reads every other half of the B panel and
+// of the A panel; both stay in L1 between the four passes.
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "runtime/sgemm_isa.h"
+
+#define TF_AVX2 __attribute__((target("avx2,fma")))
+
+namespace tilefuse::runtime::avx2 {
+
+namespace {
+
+constexpr int kSubRows = 6;
+constexpr int kSubCols = 16;
+
+// The lanes [0, n) of an 8-lane vector as a maskload/maskstore mask, n clamped to [0, 8].
+TF_AVX2 __m256i lanes8(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(std::clamp(n, 0, 8)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// Where a sub-tile lies in its tile, and how many of its rows and columns are stored.
+struct SubTile {
+  int row0, col0, rows, cols;
+};
+
+// Two vectors of a C row: whole, or masked at the tile's right edge. (AMD's masked stores are
+// slow, so whole sub-tiles never use them.)
+struct RowAccess {
+  bool whole;
+  __m256i lo, hi;
+  TF_AVX2 __m256 load(const float* p, int half) const {
+    if (whole) return _mm256_loadu_ps(p + 8 * half);
+    return _mm256_maskload_ps(p + 8 * half, half == 0 ? lo : hi);
+  }
+  TF_AVX2 void store(float* p, int half, __m256 v) const {
+    if (whole) return _mm256_storeu_ps(p + 8 * half, v);
+    _mm256_maskstore_ps(p + 8 * half, half == 0 ? lo : hi, v);
+  }
+};
+
+// R (<= 6) rows x 8V (V = 1 or 2) columns of the tile; fully unrolled over rows and vectors so
+// that the V x R accumulators live in registers. V = 1 serves a half with at most 8 columns
+// (the last panel of 7 x 7 = 49 output positions holds 17).
+template <int R, int V>
+TF_AVX2 void subtile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, SubTile t,
+                     const TileStore& store, Prefetch prefetch) {
+  __m256 acc[V][R];
+#pragma GCC unroll 2
+  for (int v = 0; v < V; ++v) {
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) acc[v][r] = _mm256_setzero_ps();
+  }
+  a += t.row0;
+  b += t.col0;
+  for (int64_t k = 0; k < kc; ++k) {
+    __m256 bv[V];
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) bv[v] = _mm256_load_ps(b + 8 * v);
+    _mm_prefetch(reinterpret_cast<const char*>(a + kMR * 8), _MM_HINT_T0);
+    if (2 * k < prefetch.lines) {
+      _mm_prefetch(prefetch.from + 128 * k, _MM_HINT_T1);
+      _mm_prefetch(prefetch.from + 128 * k + 64, _MM_HINT_T1);
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const __m256 av = _mm256_broadcast_ss(a + r);
+#pragma GCC unroll 2
+      for (int v = 0; v < V; ++v) acc[v][r] = _mm256_fmadd_ps(av, bv[v], acc[v][r]);
+    }
+    a += kMR;
+    b += kNR;
+  }
+  const RowAccess access{t.cols == 8 * V, lanes8(t.cols), lanes8(t.cols - 8)};
+  const __m256 alpha = _mm256_set1_ps(store.alpha);
+  __m256 bias[V];
+#pragma GCC unroll 2
+  for (int v = 0; v < V; ++v) {
+    bias[v] = store.col_bias != nullptr ? access.load(store.col_bias + t.col0, v) : _mm256_setzero_ps();
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
+    if (r >= t.rows) break;
+    float* row = c + (t.row0 + r) * ldc + t.col0;
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) {
+      __m256 out = _mm256_fmadd_ps(acc[v][r], alpha, bias[v]);
+      if (store.row_bias != nullptr) out = _mm256_add_ps(out, _mm256_set1_ps(store.row_bias[t.row0 + r]));
+      if (store.accumulate) out = _mm256_add_ps(out, access.load(row, v));
+      access.store(row, v, out);
+    }
+  }
+}
+
+// The sub-tile kernel for a sub-tile's row and column counts.
+template <int V>
+TF_AVX2 void subtile_rows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, SubTile t,
+                          const TileStore& store, Prefetch prefetch) {
+  if (t.rows > 4) return subtile<6, V>(kc, a, b, c, ldc, t, store, prefetch);
+  if (t.rows > 2) return subtile<4, V>(kc, a, b, c, ldc, t, store, prefetch);
+  subtile<2, V>(kc, a, b, c, ldc, t, store, prefetch);
+}
+
+}  // namespace
+
+TF_AVX2 void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
+                         const TileStore& store, Prefetch prefetch) {
+  static_assert(kMR % kSubRows == 0 && kNR % kSubCols == 0, "sub-tiles must tile the panels");
+  for (int col0 = 0; col0 < cols; col0 += kSubCols) {
+    for (int row0 = 0; row0 < rows; row0 += kSubRows) {
+      const SubTile t{row0, col0, std::min(kSubRows, rows - row0), std::min(kSubCols, cols - col0)};
+      // The next B panel is fetched once, during the first pass.
+      const Prefetch p = row0 == 0 && col0 == 0 ? prefetch : Prefetch{};
+      if (t.cols > 8) {
+        subtile_rows<2>(kc, a, b, c, ldc, t, store, p);
+      } else {
+        subtile_rows<1>(kc, a, b, c, ldc, t, store, p);
+      }
+    }
+  }
+}
+
+// Packing is a small share of the work (each packed value feeds a whole tile's worth of
+// FMAs); plain loops, with the contiguous cases as straight copies, are enough here.
+TF_AVX2 void pack_a(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst) {
+  for (int64_t p = 0; p < rows; p += kMR, dst += kc * kMR) {
+    const int n = static_cast<int>(std::min<int64_t>(kMR, rows - p));
+    if (a.row_stride == 1) {
+      // A transposed in memory: the panel's values of one depth step are contiguous.
+      for (int64_t k = 0; k < kc; ++k) {
+        const float* src = a.at(row0 + p, k0 + k);
+        std::copy(src, src + n, dst + k * kMR);
+        std::fill(dst + k * kMR + n, dst + (k + 1) * kMR, 0.0f);
+      }
+      continue;
+    }
+    for (int r = 0; r < kMR; ++r) {
+      for (int64_t k = 0; k < kc; ++k) dst[k * kMR + r] = r < n ? *a.at(row0 + p + r, k0 + k) : 0.0f;
+    }
+  }
+}
+
+TF_AVX2 void pack_b(const MatrixView& b, int64_t k0, int64_t kc, int64_t col0, int64_t cols, float* dst) {
+  for (int64_t p = 0; p < cols; p += kNR, dst += kc * kNR) {
+    const int n = static_cast<int>(std::min<int64_t>(kNR, cols - p));
+    if (b.col_stride == 1) {
+      const float* src = b.at(k0, col0 + p);
+      for (int64_t k = 0; k < kc; ++k, src += b.row_stride) {
+        std::copy(src, src + n, dst + k * kNR);
+        std::fill(dst + k * kNR + n, dst + (k + 1) * kNR, 0.0f);
+      }
+      continue;
+    }
+    // B transposed in memory (a weight stored [N, K], K^T in attention): read along the depth.
+    for (int j = 0; j < kNR; ++j) {
+      for (int64_t k = 0; k < kc; ++k) dst[k * kNR + j] = j < n ? *b.at(k0 + k, col0 + p + j) : 0.0f;
+    }
+  }
+}
+
+}  // namespace tilefuse::runtime::avx2

@@ -1,0 +1,27 @@
+// The GEMM engine's pieces for each instruction set, behind sgemm_microkernel.h's functions,
+// which pick one by vector_isa(). Both sets read and write the same 12 x 32 panels, so an
+// operand packed by one is read by the other. Each is compiled for its ISA whatever the
+// build's target: call it only where vector_isa() is at least that ISA.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/sgemm_microkernel.h"
+
+namespace tilefuse::runtime {
+
+namespace avx512 {
+void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
+                 const TileStore& store, Prefetch prefetch);
+void pack_a(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst);
+void pack_b(const MatrixView& b, int64_t k0, int64_t kc, int64_t col0, int64_t cols, float* dst);
+}  // namespace avx512
+
+namespace avx2 {
+void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
+                 const TileStore& store, Prefetch prefetch);
+void pack_a(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst);
+void pack_b(const MatrixView& b, int64_t k0, int64_t kc, int64_t col0, int64_t cols, float* dst);
+}  // namespace avx2
+
+}  // namespace tilefuse::runtime
