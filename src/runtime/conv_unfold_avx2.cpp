@@ -34,13 +34,16 @@ struct Chunk {
 };
 
 // The loads of one chunk for one tap column: for stride 2, `lo` and `hi` mask the 16 values
-// read (lane u keeps value 2u); otherwise `lo` masks the lanes. Kept as integers, not vectors:
-// a std::vector of 32-byte vectors is not always 32-byte aligned.
+// read (lane u keeps value 2u); otherwise `lo` masks the lanes. `whole`: `lo` masks nothing
+// out, so a plain load reads the same (masked loads are slower on AMD). Kept as integers, not
+// vectors: a std::vector of 32-byte vectors is not always 32-byte aligned.
 struct LoadMask {
   int32_t lo[kLanes], hi[kLanes];
+  bool whole;
   TF_AVX2 LoadMask(__m256i l, __m256i h) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo), l);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi), h);
+    whole = _mm256_movemask_ps(_mm256_castsi256_ps(l)) == 0xff;
   }
   TF_AVX2 __m256i low() const { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lo)); }
   TF_AVX2 __m256i high() const { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hi)); }
@@ -68,10 +71,11 @@ TF_AVX2 LoadMask load_mask(const Chunk& c, ColumnRange valid) {
 template <int kStride>
 TF_AVX2 __m256 load_chunk(const float* from, __m256i gather_index, const LoadMask& m) {
   if constexpr (kStride == 1) {
-    return _mm256_maskload_ps(from, m.low());
+    return m.whole ? _mm256_loadu_ps(from) : _mm256_maskload_ps(from, m.low());
   } else if constexpr (kStride == 2) {
     const __m256i evens = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-    const __m256 lo = _mm256_permutevar8x32_ps(_mm256_maskload_ps(from, m.low()), evens);
+    // (The high half stays masked: its last value, odd and unused, may lie past the input.)
+    const __m256 lo = _mm256_permutevar8x32_ps(m.whole ? _mm256_loadu_ps(from) : _mm256_maskload_ps(from, m.low()), evens);
     const __m256 hi = _mm256_permutevar8x32_ps(_mm256_maskload_ps(address(from, 8), m.high()), evens);
     return _mm256_blend_ps(lo, hi, 0xf0);
   } else {
@@ -107,6 +111,8 @@ TF_AVX2 void strided_panels(const ConvShape& s, const float* x, std::span<const 
       for (int c = 0; c < n; ++c) {
         for (const ColumnRange& range : valid) masks.push_back(load_mask<kStride>(chunks[c], range));
       }
+      const LoadMask* group_masks = masks.data();  // (not the thread_local itself: its address is a call)
+      const size_t taps = valid.size();
       float* out = dst + g * kLanes;
       for (int64_t k = 0; k < kc; ++k, out += kNR) {
         const UnfoldedRow& r = rows[static_cast<size_t>(k)];
@@ -114,8 +120,9 @@ TF_AVX2 void strided_panels(const ConvShape& s, const float* x, std::span<const 
         for (int c = 0; c < n; ++c) {
           const uint64_t y = static_cast<uint64_t>(chunks[c].y0 + r.dy);
           if (y >= static_cast<uint64_t>(s.height)) continue;  // a padding row
-          const LoadMask& m = masks[c * valid.size() + static_cast<size_t>(r.tap_column)];
-          v = _mm256_or_ps(v, load_chunk<kStride>(address(x, r.offset + chunks[c].base), gather_index, m));
+          const LoadMask& m = group_masks[c * taps + static_cast<size_t>(r.tap_column)];
+          const __m256 loaded = load_chunk<kStride>(address(x, r.offset + chunks[c].base), gather_index, m);
+          v = n == 1 ? loaded : _mm256_or_ps(v, loaded);
         }
         _mm256_storeu_ps(out, v);
       }

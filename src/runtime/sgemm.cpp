@@ -137,22 +137,31 @@ void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0,
   // A B packed here is packed part by part, so each part is used from L2 rather than memory
   // (a convolution's unfolded input over a whole image is megabytes).
   const int64_t part = pr.b.packed != nullptr || nb_max <= 0 ? cols : nb_max;
-  for (int64_t k0 = 0; k0 < pr.k; k0 += kc_max) {
-    const int64_t kc = std::min(kc_max, pr.k - k0);
-    const Panels a = a_block(pr, row0, rows, k0, kc);
-    const bool first = k0 == 0;
-    for (int64_t part0 = col0; part0 < col0 + cols; part0 += part) {
-      const int64_t part_cols = std::min(part, col0 + cols - part0);
-      const Panels b = b_block(pr, k0, kc, part0, part_cols);
-      const int64_t b_panels = ceil_div(part_cols, kNR);
-      for (int64_t jp = 0; jp < b_panels; ++jp) {
-        const int64_t j = part0 + jp * kNR;
-        const int n = static_cast<int>(std::min<int64_t>(kNR, part0 + part_cols - j));
-        // A weight packed ahead of time comes from memory: its next panel is fetched meanwhile.
-        const float* next = pr.b.packed != nullptr && jp + 1 < b_panels ? b[jp + 1] : nullptr;
-        run_column_panel(pr, a, row0, rows, kc, first, b[jp], j, n, next);
-      }
+  auto depth = [&](int64_t k0) { return std::min(kc_max, pr.k - k0); };
+  auto solve_block = [&](const Panels& a, int64_t k0, int64_t part0) {
+    const int64_t kc = depth(k0), part_cols = std::min(part, col0 + cols - part0);
+    const Panels b = b_block(pr, k0, kc, part0, part_cols);
+    const int64_t b_panels = ceil_div(part_cols, kNR);
+    for (int64_t jp = 0; jp < b_panels; ++jp) {
+      const int64_t j = part0 + jp * kNR;
+      const int n = static_cast<int>(std::min<int64_t>(kNR, part0 + part_cols - j));
+      // A weight packed ahead of time comes from memory: its next panel is fetched meanwhile.
+      const float* next = pr.b.packed != nullptr && jp + 1 < b_panels ? b[jp + 1] : nullptr;
+      run_column_panel(pr, a, row0, rows, kc, k0 == 0, b[jp], j, n, next);
     }
+  };
+  if (pr.a.packed != nullptr) {
+    // Revisiting a packed A costs nothing: each part of C is finished over the whole depth while
+    // it stays in L2 (a convolution's weights times its unfolded input).
+    for (int64_t part0 = col0; part0 < col0 + cols; part0 += part) {
+      for (int64_t k0 = 0; k0 < pr.k; k0 += kc_max) solve_block(a_block(pr, row0, rows, k0, depth(k0)), k0, part0);
+    }
+    return;
+  }
+  // An A packed here is packed once per depth block, and every part of B passes by it.
+  for (int64_t k0 = 0; k0 < pr.k; k0 += kc_max) {
+    const Panels a = a_block(pr, row0, rows, k0, depth(k0));
+    for (int64_t part0 = col0; part0 < col0 + cols; part0 += part) solve_block(a, k0, part0);
   }
 }
 
