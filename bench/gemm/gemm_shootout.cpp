@@ -92,6 +92,8 @@ std::vector<ConvShape> conv_shapes(bool quick) {
       {"resnet_3x3_128_28", "resnet50", 128, 28, 28, 128, 3, 1, 1, 1},
       {"resnet_3x3_256_14", "resnet50", 256, 14, 14, 256, 3, 1, 1, 1},
       {"resnet_3x3_512_7", "resnet50", 512, 7, 7, 512, 3, 1, 1, 1},
+      {"resnet_1x1s2_256to512_56", "resnet50", 256, 56, 56, 512, 1, 2, 0, 1},
+      {"resnet_1x1_2048to512_7", "resnet50", 2048, 7, 7, 512, 1, 1, 0, 1},
       {"mobilenet_1x1_40to120_28", "mobilenet_v3", 40, 28, 28, 120, 1, 1, 0, 1},
       {"mobilenet_1x1_160to960_7", "mobilenet_v3", 160, 7, 7, 960, 1, 1, 0, 1},
       {"mobilenet_dw3x3_64_112s2", "mobilenet_v3", 64, 112, 112, 64, 3, 2, 1, 64},

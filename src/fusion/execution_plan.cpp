@@ -3,6 +3,7 @@
 #include "fusion/planner.h"
 #include "ir/graph_clone.h"
 #include "passes/batch_norm_folding.h"
+#include "passes/conv_epilogue_folding.h"
 #include "passes/matmul_bias_folding.h"
 #include "passes/matmul_transpose_folding.h"
 #include "passes/decompose_composites.h"
@@ -17,6 +18,7 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
   if (fuse) {  // unfused mode keeps one op per step
     passes::fold_matmul_transposes(planned.graph);
     passes::fold_matmul_biases(planned.graph);
+    passes::fold_conv_epilogues(planned.graph);
   }
   passes::decompose_composites(planned.graph);
   if (fuse) passes::split_long_reductions(planned.graph);  // after decomposition: its reductions too

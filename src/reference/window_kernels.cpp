@@ -1,10 +1,13 @@
-// Conv, ConvTranspose, MaxPool, AveragePool and the global pools over any number of spatial
+// Conv (and our FusedConv), ConvTranspose, MaxPool, AveragePool and the global pools over any number of spatial
 // dims, in double. Every window is spelled out through a table of input offsets (one per output
 // position and kernel position, -1 where the window reads padding), so the loops stay plain.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include <fmt/ranges.h>
+
+#include "ir/ops/fused_activation.h"
 #include "ir/ops/window_geometry.h"
 #include "reference/element_types.h"
 #include "reference/kernel_args.h"
@@ -106,7 +109,8 @@ void require_conv_operands(const Node& node, const Tensor& x, const Tensor& w) {
   }
 }
 
-std::vector<Tensor> conv(const Node& node, const std::vector<Tensor>& in) {
+// Conv's output in double, and its shape.
+std::vector<double> conv_doubles(const Node& node, const std::vector<Tensor>& in, std::vector<int64_t>& shape) {
   const Tensor& x = required_input(node, in, 0);
   const Tensor& w = required_input(node, in, 1);
   require_conv_operands(node, x, w);
@@ -139,9 +143,33 @@ std::vector<Tensor> conv(const Node& node, const std::vector<Tensor>& in) {
       }
     }
   }
-  std::vector<int64_t> shape = {batch, maps};
+  shape = {batch, maps};
   shape.insert(shape.end(), out_sp.begin(), out_sp.end());
-  return {from_doubles(x.dtype(), shape, y)};
+  return y;
+}
+
+std::vector<Tensor> conv(const Node& node, const std::vector<Tensor>& in) {
+  std::vector<int64_t> shape;
+  std::vector<double> y = conv_doubles(node, in, shape);
+  return {from_doubles(in[0].dtype(), shape, y)};
+}
+
+// FusedConv: activation(Conv(X, W, B) + Z), the activation's clamp in double.
+std::vector<Tensor> fused_conv(const Node& node, const std::vector<Tensor>& in) {
+  std::vector<int64_t> shape;
+  std::vector<double> y = conv_doubles(node, in, shape);
+  const Tensor* z = optional_input(in, 3);
+  if (z != nullptr && z->shape() != shape) {
+    fail_user("{}: residual {} must have the output's shape [{}]", node.describe(), z->summary(), fmt::join(shape, ", "));
+  }
+  const ClampActivation act = fused_activation(node);
+  for (size_t i = 0; i < y.size(); ++i) {
+    const double v = y[i] + (z != nullptr ? z->get_f64(static_cast<int64_t>(i)) : 0.0);
+    double g = act.scale * v + act.shift;
+    g = g < act.lo ? act.lo : (g > act.hi ? act.hi : g);
+    y[i] = act.times_input ? v * g : g;
+  }
+  return {from_doubles(in[0].dtype(), shape, y)};
 }
 
 // ConvTranspose scatters every input element through the kernel: output position
@@ -266,6 +294,7 @@ std::vector<Tensor> global_pool(const Node& node, const std::vector<Tensor>& in)
 
 void register_window_kernels(KernelTable& table) {
   table["Conv"] = conv;
+  table["FusedConv"] = fused_conv;
   table["ConvTranspose"] = conv_transpose;
   table["MaxPool"] = pool<true>;
   table["AveragePool"] = pool<false>;

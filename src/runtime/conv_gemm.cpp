@@ -8,6 +8,7 @@
 #include "runtime/blas_on_team.h"
 #include "runtime/conv_unfold.h"
 #include "runtime/depthwise_conv.h"
+#include "runtime/epilogue.h"
 
 namespace tilefuse::runtime {
 
@@ -44,7 +45,8 @@ std::vector<PackedOperand> pack_weights(const Tensor& w, int64_t groups) {
 
 class ConvCall : public LibraryCall {
  public:
-  ConvCall(const Node& node, const GemmBlocking& blocking) : node_(node), blocking_(blocking) {
+  ConvCall(const Node& node, const GemmBlocking& blocking)
+      : node_(node), blocking_(blocking), activation_(fused_activation(node)) {
     const Value* w = node.input(1);
     const int64_t groups = node.attr_int("group", 1);
     // A depthwise weight ([C, 1, kernel] with C groups) is read directly, never packed.
@@ -57,14 +59,21 @@ class ConvCall : public LibraryCall {
     const Tensor& x = in[0];
     const Tensor& w = in[1];
     const float* bias = in.size() > 2 && in[2].defined() ? in[2].data<float>() : nullptr;
+    const float* residual = in.size() > 3 && in[3].defined() ? in[3].data<float>() : nullptr;  // FusedConv's Z
     const ConvShape s = conv_shape(node_, x, w, out);
     if (s.groups == s.channels && s.maps == s.channels) {
+      // With an epilogue, plane by plane: each is still in L1 or L2 when it is activated.
+      const bool plain = residual == nullptr && activation_.identity();
       team.run(s.batch * s.channels, [&](int, int64_t first, int64_t end) {
-        depthwise_conv(s, x.data<float>(), w.data<float>(), bias, out.data<float>(), first, end);
+        if (plain) return depthwise_conv(s, x.data<float>(), w.data<float>(), bias, out.data<float>(), first, end);
+        for (int64_t plane = first; plane < end; ++plane) {
+          depthwise_conv(s, x.data<float>(), w.data<float>(), bias, out.data<float>(), plane, plane + 1);
+          epilogue(out.data<float>(), residual, plane * s.positions(), s.positions());
+        }
       });
       return;
     }
-    if (!own_gemm_engine()) return run_openblas(team, s, x, w, bias, out);
+    if (!own_gemm_engine()) return run_openblas(team, s, x, w, bias, residual, out);
     const int64_t in_image = s.channels * s.height * s.width, out_image = s.maps * s.positions();
     problems_.clear();
     packers_.clear();
@@ -85,6 +94,8 @@ class ConvCall : public LibraryCall {
         }
         p.c = out.data<float>() + n * out_image + g * s.group_maps() * s.positions(), p.ldc = s.positions();
         if (bias != nullptr) p.row_bias = bias + g * s.group_maps();
+        if (residual != nullptr) p.residual = residual + (p.c - out.data<float>());
+        if (!activation_.identity()) p.activation = &activation_;
         problems_.push_back(p);
       }
     }
@@ -97,7 +108,7 @@ class ConvCall : public LibraryCall {
   // Without AVX-512: per image and group, the input unfolded whole (its channels spread over the
   // team), then one OpenBLAS product spread over the team too.
   void run_openblas(ThreadTeam& team, const ConvShape& s, const Tensor& x, const Tensor& w, const float* bias,
-                    Tensor& out) {
+                    const float* residual, Tensor& out) {
     if (!s.pointwise()) cols_.resize(static_cast<size_t>(s.rows() * s.positions()));
     const int64_t in_image = s.channels * s.height * s.width, out_image = s.maps * s.positions();
     for (int64_t n = 0; n < s.batch; ++n) {
@@ -118,6 +129,17 @@ class ConvCall : public LibraryCall {
         blas_sgemm_on_team(team, {gemm});
       }
     }
+    const int64_t maps = s.batch * s.maps;
+    team.run(maps, [&](int, int64_t first, int64_t end) {
+      epilogue(out.data<float>(), residual, first * s.positions(), (end - first) * s.positions());
+    });
+  }
+
+  // FusedConv's residual and activation over outputs [first, first + count), where the kernel
+  // that wrote them did not apply them.
+  void epilogue(float* out, const float* residual, int64_t first, int64_t count) const {
+    if (residual == nullptr && activation_.identity()) return;
+    apply_epilogue(out + first, residual != nullptr ? residual + first : nullptr, count, activation_);
   }
 
   // cols_ = the unfolded input of one image and group: channel c's kernel-size rows come from
@@ -132,6 +154,7 @@ class ConvCall : public LibraryCall {
 
   const Node& node_;
   GemmBlocking blocking_;
+  ClampActivation activation_;  // FusedConv's; the identity for a Conv
   std::vector<PackedOperand> packed_;
   std::vector<float> cols_;            // the OpenBLAS path's unfolded input, reused across runs
   std::vector<PackB> packers_;         // per image and group
@@ -141,7 +164,7 @@ class ConvCall : public LibraryCall {
 }  // namespace
 
 bool conv_gemm_supports(const Node& node) {
-  if (node.op != "Conv" || node.outputs[0]->dtype != DType::f32) return false;
+  if ((node.op != "Conv" && node.op != "FusedConv") || node.outputs[0]->dtype != DType::f32) return false;
   for (const Value* v : node.inputs) {
     if (v != nullptr && v->dtype != DType::f32) return false;
   }

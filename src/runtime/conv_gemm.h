@@ -1,10 +1,10 @@
 // Conv (1-D and 2-D, f32) as matrix multiplies: per image and group, the [M/group, C/group *
 // kernel] weight (packed once when constant) times the unfolded input, a [C/group * kernel,
 // output positions] matrix that is built panel by panel inside the engine's packing routine
-// (implicit GEMM) and never written whole; the bias is added in the engine's epilogue, and all
-// images and groups are one engine call. A 1x1 convolution with stride 1 and no padding
+// (implicit GEMM) and never written whole; the bias, and a FusedConv's residual and activation,
+// are applied in the engine's epilogue, and all images and groups are one engine call. A 1x1 convolution with stride 1 and no padding
 // multiplies the input directly. A depthwise convolution runs directly (depthwise_conv.h), its
-// channels spread over the team. Without AVX-512: explicit im2col and OpenBLAS.
+// channels spread over the team. Without AVX2: explicit im2col and OpenBLAS.
 #pragma once
 
 #include <memory>

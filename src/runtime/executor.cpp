@@ -458,10 +458,11 @@ struct Executor::Impl {
       return static_cast<double>(product(out)) * static_cast<double>(step.kernel.nodes.size());
     }
     const Node& n = *step.node;
-    if (n.op != "MatMul" && n.op != "FusedMatMul" && n.op != "Gemm" && n.op != "Conv") return 0;
+    const bool conv = n.op == "Conv" || n.op == "FusedConv";
+    if (n.op != "MatMul" && n.op != "FusedMatMul" && n.op != "Gemm" && !conv) return 0;
     const double outputs = static_cast<double>(product(p.shapes.at(n.outputs[0])));
     const auto& w = p.shapes.at(n.input(1));
-    if (n.op == "Conv") return 2 * outputs * static_cast<double>(product(w) / w[0]);  // per output: C/g * kernel MACs
+    if (conv) return 2 * outputs * static_cast<double>(product(w) / w[0]);  // per output: C/g * kernel MACs
     const auto& a = p.shapes.at(n.input(0));
     const bool ta = n.op == "Gemm" && n.attr_int("transA", 0) != 0;
     return 2 * outputs * static_cast<double>(ta ? a[a.size() - 2] : a.back());

@@ -24,7 +24,7 @@ bool is_strided_copy(const Node& node) {
 }  // namespace
 
 bool library_call_supports(const Node& node) {
-  if (node.op == "Conv") return conv_gemm_supports(node);
+  if (node.op == "Conv" || node.op == "FusedConv") return conv_gemm_supports(node);
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return matmul_call_supports(node);
   if (node.op == "MaxPool") return pool_call_supports(node);
   if (node.op == "Split" || node.op == "Concat") return axis_parts_call_supports(node);
@@ -37,7 +37,7 @@ bool library_call_supports(const Node& node) {
 }
 
 std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBlocking& blocking) {
-  if (node.op == "Conv") return prepare_conv_call(node, blocking);
+  if (node.op == "Conv" || node.op == "FusedConv") return prepare_conv_call(node, blocking);
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return prepare_matmul_call(node, blocking);
   if (node.op == "MaxPool") return prepare_pool_call(node);
   if (node.op == "Split" || node.op == "Concat") return prepare_axis_parts_call(node);

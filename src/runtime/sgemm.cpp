@@ -98,10 +98,10 @@ Panels b_block(const GemmProblem& pr, int64_t k0, int64_t kc, int64_t col0, int6
 }
 
 // The micro-kernel down every row panel of a tile for the B micro-panel `b` (columns j .. j +
-// n). `next`, if not null, is the B micro-panel after it: each call fetches a share of it into
-// L2.
+// n), over the depth block that is the problem's first and/or last. `next`, if not null, is the
+// B micro-panel after it: each call fetches a share of it into L2.
 void run_column_panel(const GemmProblem& pr, const Panels& a, int64_t row0, int64_t rows, int64_t kc, bool first,
-                      const float* b, int64_t j, int n, const float* next) {
+                      bool last, const float* b, int64_t j, int n, const float* next) {
   const int64_t a_panels = ceil_div(rows, kMR);
   const int64_t lines = ceil_div(2 * kc, a_panels);  // a B micro-panel is 2 lines per depth step
   for (int64_t ip = 0; ip < a_panels; ++ip) {
@@ -112,6 +112,8 @@ void run_column_panel(const GemmProblem& pr, const Panels& a, int64_t row0, int6
     store.alpha = pr.alpha;
     if (first && pr.row_bias != nullptr) store.row_bias = pr.row_bias + i;
     if (first && pr.col_bias != nullptr) store.col_bias = pr.col_bias + j;
+    if (last && pr.residual != nullptr) store.residual = pr.residual + i * pr.ldc + j;
+    if (last) store.activation = pr.activation;
     Prefetch prefetch;
     if (next != nullptr) {
       prefetch.from = reinterpret_cast<const char*>(next) + 64 * ip * lines;
@@ -125,11 +127,13 @@ void run_column_panel(const GemmProblem& pr, const Panels& a, int64_t row0, int6
 void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0, int64_t cols, int64_t kc_max,
                 int64_t nb_max) {
   if (pr.k == 0) {
-    // An empty sum: C = bias (or is left as it is when accumulating).
+    // An empty sum: C = bias (plus C when accumulating), then the epilogue.
     for (int64_t i = row0; i < row0 + rows; ++i) {
       for (int64_t j = col0; j < col0 + cols; ++j) {
         float v = (pr.row_bias ? pr.row_bias[i] : 0.0f) + (pr.col_bias ? pr.col_bias[j] : 0.0f);
-        pr.c[i * pr.ldc + j] = pr.accumulate ? pr.c[i * pr.ldc + j] + v : v;
+        if (pr.accumulate) v += pr.c[i * pr.ldc + j];
+        if (pr.residual != nullptr) v += pr.residual[i * pr.ldc + j];
+        pr.c[i * pr.ldc + j] = pr.activation != nullptr ? (*pr.activation)(v) : v;
       }
     }
     return;
@@ -147,7 +151,7 @@ void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0,
       const int n = static_cast<int>(std::min<int64_t>(kNR, part0 + part_cols - j));
       // A weight packed ahead of time comes from memory: its next panel is fetched meanwhile.
       const float* next = pr.b.packed != nullptr && jp + 1 < b_panels ? b[jp + 1] : nullptr;
-      run_column_panel(pr, a, row0, rows, kc, k0 == 0, b[jp], j, n, next);
+      run_column_panel(pr, a, row0, rows, kc, k0 == 0, k0 + kc == pr.k, b[jp], j, n, next);
     }
   };
   if (pr.a.packed != nullptr) {

@@ -83,6 +83,10 @@ struct GemmProblem {
   float alpha = 1.0f;
   const float* row_bias = nullptr;  // m values, or null
   const float* col_bias = nullptr;  // n values, or null
+  // After the whole depth: C = activation(C + residual); the residual (m x n, row stride ldc) may
+  // be null, the activation is null for none.
+  const float* residual = nullptr;
+  const ClampActivation* activation = nullptr;
 };
 
 // Solves every problem on the team; requires microkernel_supported().

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "runtime/activation_vectors.h"
 #include "runtime/sgemm_isa.h"
 
 #define TF_AVX2 __attribute__((target("avx2,fma")))
@@ -77,6 +78,7 @@ TF_AVX2 void subtile(int64_t kc, const float* a, const float* b, float* c, int64
   }
   const RowAccess access{t.cols == 8 * V, lanes8(t.cols), lanes8(t.cols - 8)};
   const __m256 alpha = _mm256_set1_ps(store.alpha);
+  const Avx2Activation act(store.activation != nullptr ? *store.activation : ClampActivation{});
   __m256 bias[V];
 #pragma GCC unroll 2
   for (int v = 0; v < V; ++v) {
@@ -91,6 +93,8 @@ TF_AVX2 void subtile(int64_t kc, const float* a, const float* b, float* c, int64
       __m256 out = _mm256_fmadd_ps(acc[v][r], alpha, bias[v]);
       if (store.row_bias != nullptr) out = _mm256_add_ps(out, _mm256_set1_ps(store.row_bias[t.row0 + r]));
       if (store.accumulate) out = _mm256_add_ps(out, access.load(row, v));
+      if (store.residual != nullptr) out = _mm256_add_ps(out, access.load(store.residual + (t.row0 + r) * ldc + t.col0, v));
+      if (store.activation != nullptr) out = act(out);
       access.store(row, v, out);
     }
   }

@@ -1,5 +1,6 @@
 // The GEMM engine's AVX-512 pieces: a 12 x 32 micro-kernel (24 zmm accumulators) and packing
 // through in-register 16 x 16 transposes.
+#include "runtime/activation_vectors.h"
 #include "runtime/sgemm_isa.h"
 
 #include <immintrin.h>
@@ -88,6 +89,7 @@ TF_AVX512 void microkernel_rows(int64_t kc, const float* a, const float* b, floa
   }
   const __mmask16 m_lo = lanes(cols), m_hi = lanes(cols - 16);
   const __m512 alpha = _mm512_set1_ps(store.alpha);
+  const Avx512Activation act(store.activation != nullptr ? *store.activation : ClampActivation{});
   __m512 bias_lo = _mm512_setzero_ps(), bias_hi = _mm512_setzero_ps();
   if (store.col_bias != nullptr) {
     bias_lo = _mm512_maskz_loadu_ps(m_lo, store.col_bias);
@@ -107,6 +109,11 @@ TF_AVX512 void microkernel_rows(int64_t kc, const float* a, const float* b, floa
       v_lo = _mm512_add_ps(v_lo, _mm512_maskz_loadu_ps(m_lo, row));
       v_hi = _mm512_add_ps(v_hi, _mm512_maskz_loadu_ps(m_hi, row + 16));
     }
+    if (store.residual != nullptr) {
+      v_lo = _mm512_add_ps(v_lo, _mm512_maskz_loadu_ps(m_lo, store.residual + r * ldc));
+      v_hi = _mm512_add_ps(v_hi, _mm512_maskz_loadu_ps(m_hi, store.residual + r * ldc + 16));
+    }
+    if (store.activation != nullptr) v_lo = act(v_lo), v_hi = act(v_hi);
     _mm512_mask_storeu_ps(row, m_lo, v_lo);
     _mm512_mask_storeu_ps(row + 16, m_hi, v_hi);
   }

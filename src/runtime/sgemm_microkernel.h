@@ -15,6 +15,8 @@
 
 #include <cstdint>
 
+#include "ir/ops/fused_activation.h"
+
 namespace tilefuse::runtime {
 
 inline constexpr int kMR = 12;  // rows of a C tile (broadcasts from A)
@@ -23,11 +25,15 @@ inline constexpr int kNR = 32;  // columns of a C tile (two AVX-512 vectors from
 // What happens to a C tile when the micro-kernel stores it: C = alpha * AB (+ C when accumulate)
 // (+ row_bias[r]) (+ col_bias[c]). The bias pointers are already offset to the tile's first row
 // and column; null for none.
+// Then, on the last depth block, epilogue: + residual (a matrix laid out as C, offset to the
+// tile, or null), then the activation (null: none).
 struct TileStore {
   bool accumulate = false;
   float alpha = 1.0f;
   const float* row_bias = nullptr;
   const float* col_bias = nullptr;
+  const float* residual = nullptr;
+  const ClampActivation* activation = nullptr;
 };
 
 // True if this CPU runs a micro-kernel: vector_isa() is AVX2 or AVX-512.

@@ -1,7 +1,8 @@
 // The im2col + GEMM Conv against the reference kernel, over the geometry a model can have:
 // 1-D and 2-D, strides, asymmetric and SAME padding, dilations, groups (depthwise included),
 // 1x1 (the no-unfold path), with and without bias, weights constant (packed when prepared) or
-// not, on 1 and 2 workers.
+// not, on 1 and 2 workers; and FusedConv's residual and activation epilogue on each path (the
+// GEMM engine's tiles, depthwise, pointwise, OpenBLAS where there is no AVX2).
 #include <gtest/gtest.h>
 
 #include "ir/tensor_compare.h"
@@ -18,6 +19,8 @@ struct ConvCase {
   AttributeMap attrs;
   bool bias = true;
   bool constant_weight = true;
+  bool residual = false;         // a FusedConv with input Z
+  std::string activation = "";  // a FusedConv with this activation (and its params in attrs)
 };
 
 Tensor filled(std::vector<int64_t> shape, int salt) {
@@ -33,12 +36,25 @@ TEST_P(ConvGemm, MatchesReference) {
   Graph g;
   Value* w = c.constant_weight ? g.add_constant("w", filled(c.w, 1)) : g.add_input("w", DType::f32, shape_of(c.w));
   std::vector<Value*> inputs = {g.add_input("x", DType::f32, shape_of(c.x)), w};
-  if (c.bias) inputs.push_back(g.add_constant("b", filled({c.w[0]}, 2)));
-  Node* conv = g.add_node("Conv", "conv", inputs, {"y"}, c.attrs);
+  inputs.push_back(c.bias ? g.add_constant("b", filled({c.w[0]}, 2)) : nullptr);
+  const bool fused = c.residual || !c.activation.empty();
+  AttributeMap attrs = c.attrs;
+  if (!c.activation.empty()) attrs["activation"] = c.activation;
+  std::vector<int64_t> out_shape;
+  if (c.residual) {
+    Graph probe;  // the output's shape, for the residual's
+    Node* plain = probe.add_node("Conv", "conv", {probe.add_input("x", DType::f32, shape_of(c.x)),
+                                                  probe.add_input("w", DType::f32, shape_of(c.w))}, {"y"}, c.attrs);
+    probe.infer_shapes();
+    for (const Dim& d : plain->outputs[0]->shape) out_shape.push_back(d.value());
+    inputs.push_back(g.add_input("z", DType::f32, shape_of(out_shape)));
+  }
+  while (inputs.back() == nullptr) inputs.pop_back();
+  Node* conv = g.add_node(fused ? "FusedConv" : "Conv", "conv", inputs, {"y"}, attrs);
   g.infer_shapes();
   ASSERT_TRUE(conv_gemm_supports(*conv));
-  std::vector<Tensor> ins = {filled(c.x, 3), filled(c.w, 1)};
-  if (c.bias) ins.push_back(*inputs[2]->constant);
+  std::vector<Tensor> ins = {filled(c.x, 3), filled(c.w, 1), c.bias ? *inputs[2]->constant : Tensor()};
+  if (c.residual) ins.push_back(filled(out_shape, 4));
   Tensor expected = reference::evaluate_node(*conv, ins).at(0);
   std::vector<Tensor> outs = {Tensor(DType::f32, expected.shape())};
   const Tensor& out = outs[0];
@@ -89,7 +105,18 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"WideStemStride2", {1, 3, 21, 90}, {8, 3, 7, 7}, {{"pads", Ints{3, 3, 3, 3}}, {"strides", Ints{2, 2}}}},
                       ConvCase{"WideStride3Dilated", {1, 4, 9, 100}, {5, 4, 3, 3},
                                {{"pads", Ints{2, 4, 1, 3}}, {"strides", Ints{1, 3}}, {"dilations", Ints{2, 2}}}},
-                      ConvCase{"WideOneD", {2, 6, 131}, {9, 6, 5}, {{"pads", Ints{2, 3}}}}),
+                      ConvCase{"WideOneD", {2, 6, 131}, {9, 6, 5}, {{"pads", Ints{2, 3}}}},
+                      // FusedConv: y = activation(conv + z), on the engine's tiles over several
+                      // depth blocks, pointwise, grouped, depthwise, and without a bias.
+                      ConvCase{"ResidualRelu", {2, 40, 15, 13}, {50, 40, 3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, true, true, "Relu"},
+                      ConvCase{"PointwiseResidual", {1, 70, 9, 9}, {45, 70, 1, 1}, {}, false, true, true},
+                      ConvCase{"StridedPointwiseClip", {1, 8, 6, 6}, {4, 8, 1, 1},
+                               {{"strides", Ints{2, 2}}, {"activation_params", std::vector<double>{-0.5, 1.5}}}, true, true, false, "Clip"},
+                      ConvCase{"GroupedHardSigmoid", {2, 6, 6, 6}, {9, 2, 3, 3},
+                               {{"group", int64_t{3}}, {"activation_params", std::vector<double>{0.3, 0.4}}}, true, true, true, "HardSigmoid"},
+                      ConvCase{"DepthwiseResidualHardSwish", {1, 4, 7, 7}, {4, 1, 3, 3},
+                               {{"group", int64_t{4}}, {"pads", Ints{1, 1, 1, 1}}}, true, true, true, "HardSwish"},
+                      ConvCase{"WeightNotConstantRelu", {2, 3, 8, 9}, {4, 3, 3, 3}, {}, true, false, false, "Relu"}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

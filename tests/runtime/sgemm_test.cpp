@@ -1,6 +1,7 @@
 // tilefuse's own sgemm against a double-precision triple loop: shapes with tails in every
 // dimension, depths over several blocks, transposed and strided operands, operands packed ahead
-// of time, accumulate / alpha / row and column bias, batches, and 1-3 workers.
+// of time, accumulate / alpha / row and column bias, the residual and activation epilogue,
+// batches, and 1-3 workers.
 #include "runtime/sgemm.h"
 
 #include <gtest/gtest.h>
@@ -35,6 +36,8 @@ struct Options {
   bool ta = false, tb = false, pack_a = false, pack_b = false, accumulate = false, row_bias = false, col_bias = false;
   float alpha = 1.0f;
   int batch = 1;
+  bool residual = false;
+  const ClampActivation* activation = nullptr;
 };
 
 void check(const Shape& s, const Options& o, int workers, const GemmBlocking& blocking) {
@@ -49,6 +52,7 @@ void check(const Shape& s, const Options& o, int workers, const GemmBlocking& bl
   std::vector<float> c = values(o.batch * s.m * ldc, 5);
   const std::vector<float> c0 = c;
   const std::vector<float> row_bias = values(s.m, 6), col_bias = values(s.n, 7);
+  const std::vector<float> residual = values(o.batch * s.m * ldc, 8);
   std::vector<GemmProblem> problems;
   for (int b = 0; b < o.batch; ++b) {
     as.emplace_back(s.m, s.k, o.ta, 1 + b);
@@ -64,6 +68,8 @@ void check(const Shape& s, const Options& o, int workers, const GemmBlocking& bl
     p.accumulate = o.accumulate, p.alpha = o.alpha;
     if (o.row_bias) p.row_bias = row_bias.data();
     if (o.col_bias) p.col_bias = col_bias.data();
+    if (o.residual) p.residual = residual.data() + b * s.m * ldc;
+    p.activation = o.activation;
     problems.push_back(p);
   }
   sgemm(team, problems, blocking);
@@ -81,6 +87,8 @@ void check(const Shape& s, const Options& o, int workers, const GemmBlocking& bl
         if (o.accumulate) want += c0[at];
         if (o.row_bias) want += row_bias[i];
         if (o.col_bias) want += col_bias[j];
+        if (o.residual) want += residual[at];
+        if (o.activation != nullptr) want = (*o.activation)(static_cast<float>(want));
         ASSERT_NEAR(c[at], want, 1e-4 * (1 + std::abs(want)) * std::sqrt(static_cast<double>(s.k + 1)))
             << "at batch " << b << " (" << i << ", " << j << ")";
       }
@@ -140,6 +148,19 @@ TEST_F(Sgemm, EpilogueAccumulatesScalesAndAddsBias) {
   check(s, {.row_bias = true}, 2, small);
   check(s, {.col_bias = true, .alpha = -0.5f}, 2, small);
   check(s, {.pack_b = true, .accumulate = true, .row_bias = true, .col_bias = true, .alpha = 2.0f}, 1, small);
+}
+
+// The residual and the activation come once, after the last depth block (three blocks of 16
+// here): applied to a partial sum, a clamp would cut values the later blocks change.
+TEST_F(Sgemm, EpilogueAddsResidualThenActivatesAfterTheWholeDepth) {
+  const ClampActivation relu6{.lo = 0.0f, .hi = 6.0f};
+  const ClampActivation hard_swish{.scale = 1.0f / 6.0f, .shift = 0.5f, .lo = 0.0f, .hi = 1.0f, .times_input = true};
+  for (const ClampActivation* act : {&relu6, &hard_swish}) {
+    check({29, 45, 40}, {.row_bias = true, .residual = true, .activation = act}, 2, small);
+    check({13, 70, 33}, {.tb = true, .pack_a = true, .residual = true, .activation = act}, 1, defaults);
+    check({9, 10, 0}, {.row_bias = true, .residual = true, .activation = act}, 1, small);
+  }
+  check({30, 50, 20}, {.pack_b = true, .col_bias = true, .batch = 3, .residual = true}, 2, small);
 }
 
 TEST_F(Sgemm, BatchesShareOneCall) {

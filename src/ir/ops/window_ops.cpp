@@ -1,9 +1,11 @@
 // Sliding-window ops: Conv, ConvTranspose, MaxPool, AveragePool and the global pools, over any
 // number of spatial dims (1-D and 2-D are what models export; the ONNX tests also have 3-D).
 // The window geometry (kernel, strides, dilations, pads, auto_pad) is shared with the reference
-// kernels through window_geometry.h.
+// kernels through window_geometry.h. FusedConv is ours: a Conv with its residual add and
+// activation folded in (passes/conv_epilogue_folding.h).
 #include "ir/error.h"
 #include "ir/op_registry.h"
+#include "ir/ops/fused_activation.h"
 #include "ir/ops/infer_util.h"
 #include "ir/ops/window_geometry.h"
 
@@ -73,6 +75,22 @@ void infer_conv(Node& node, Graph&) {
   set_output(node, 0, x->dtype, out);
 }
 
+// FusedConv (ours): activation(Conv(X, W, B) + Z), Z of the output's shape; see
+// fused_activation.h. Its activation attributes are checked here, so a bad one fails at load.
+void infer_fused_conv(Node& node, Graph& graph) {
+  infer_conv(node, graph);
+  fused_activation(node);
+  if (!node.has_input(3)) return;
+  require_same_dtype(node, 3, 0);
+  const Shape& out = node.outputs[0]->shape;
+  const Value* z = node.input(3);
+  if (z->rank() != static_cast<int64_t>(out.size())) {
+    fail_user("{}: {} must have the output's rank {} (it is added to the output as it is)", node.describe(),
+              describe_input(node, 3), out.size());
+  }
+  for (size_t d = 0; d < out.size(); ++d) unify_dims(node, z->shape[d], out[d], "residual and output dims");
+}
+
 void infer_conv_transpose(Node& node, Graph&) {
   require_same_dtype(node, 1, 0);
   require_same_dtype(node, 2, 0);
@@ -128,6 +146,13 @@ void register_window_ops(OpRegistry& r) {
          .attrs = with({{"group", AttrKind::Int}}),
          .input_dtypes = floats,
          .infer = infer_conv});
+  r.add({.name = "FusedConv",
+         .traits = kLibraryCall,
+         .min_inputs = 2,
+         .max_inputs = 4,
+         .attrs = with({{"group", AttrKind::Int}, {"activation", AttrKind::String}, {"activation_params", AttrKind::Floats}}),
+         .input_dtypes = {DType::f32},
+         .infer = infer_fused_conv});
   r.add({.name = "ConvTranspose",
          .min_inputs = 2,
          .max_inputs = 3,

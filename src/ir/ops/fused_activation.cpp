@@ -1,0 +1,67 @@
+#include "ir/ops/fused_activation.h"
+
+#include "ir/error.h"
+
+namespace tilefuse {
+
+namespace {
+
+// Clip's bound input `index` as a float, if it is a constant of one element (absent: `fallback`).
+std::optional<double> clip_bound(const Node& clip, size_t index, double fallback) {
+  const Value* v = clip.input(index);
+  if (v == nullptr) return fallback;
+  if (!v->constant || v->constant->numel() != 1) return std::nullopt;
+  return v->constant->get_f64(0);
+}
+
+}  // namespace
+
+bool ClampActivation::identity() const {
+  return scale == 1.0f && shift == 0.0f && lo == -std::numeric_limits<float>::infinity() &&
+         hi == std::numeric_limits<float>::infinity() && !times_input;
+}
+
+ClampActivation fused_activation(const Node& node) {
+  const std::string name = node.attr_string("activation", "");
+  const std::vector<double> p = node.attr_floats("activation_params");
+  auto params = [&](size_t count) {
+    if (p.size() != count) {
+      fail_user("{}: activation {} takes {} activation_params, got {}", node.describe(), name, count, p.size());
+    }
+  };
+  ClampActivation a;
+  if (name.empty()) {
+    params(0);
+  } else if (name == "Relu") {
+    params(0);
+    a.lo = 0.0f;
+  } else if (name == "Clip") {
+    params(2);
+    a.lo = static_cast<float>(p[0]), a.hi = static_cast<float>(p[1]);
+  } else if (name == "HardSigmoid") {
+    params(2);
+    a.scale = static_cast<float>(p[0]), a.shift = static_cast<float>(p[1]), a.lo = 0.0f, a.hi = 1.0f;
+  } else if (name == "HardSwish") {
+    params(0);
+    a.scale = 1.0f / 6.0f, a.shift = 0.5f, a.lo = 0.0f, a.hi = 1.0f, a.times_input = true;
+  } else {
+    fail_user("{}: activation '{}' is not one of Relu, Clip, HardSigmoid, HardSwish", node.describe(), name);
+  }
+  return a;
+}
+
+std::optional<AttributeMap> activation_attributes(const Node& node) {
+  if (node.outputs.size() != 1 || node.outputs[0]->dtype != DType::f32) return std::nullopt;
+  if (node.op == "Relu" || node.op == "HardSwish") return AttributeMap{{"activation", node.op}};
+  if (node.op == "HardSigmoid") {
+    return AttributeMap{{"activation", node.op},
+                        {"activation_params", std::vector<double>{node.attr_float("alpha", 0.2), node.attr_float("beta", 0.5)}}};
+  }
+  if (node.op != "Clip") return std::nullopt;
+  const std::optional<double> lo = clip_bound(node, 1, -std::numeric_limits<double>::infinity());
+  const std::optional<double> hi = clip_bound(node, 2, std::numeric_limits<double>::infinity());
+  if (!lo || !hi) return std::nullopt;
+  return AttributeMap{{"activation", node.op}, {"activation_params", std::vector<double>{*lo, *hi}}};
+}
+
+}  // namespace tilefuse

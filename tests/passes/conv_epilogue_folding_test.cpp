@@ -1,0 +1,154 @@
+// Conv [+ Add(residual)] [+ activation] -> FusedConv: folded in a ResNet block's shape and for
+// each activation the pass knows, left alone where the Conv's output has another reader, the
+// Add broadcasts, or Clip's bounds are not constant; the folded graph computes what the
+// original did (reference interpreter, before and after).
+#include "passes/conv_epilogue_folding.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/tensor_compare.h"
+#include "reference/interpreter.h"
+
+namespace tilefuse::passes {
+namespace {
+
+Tensor filled(std::vector<int64_t> shape, int salt) {
+  Tensor t(DType::f32, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, ((i * 7 + salt * 3) % 13) / 3.0 - 2.0);
+  return t;
+}
+
+int count_op(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (Node* node : g.nodes()) n += node->op == op;
+  return n;
+}
+
+// x[1, 4, 5, 5] -> conv 3x3 (pads 1, 4 maps) -> y; then whatever a test adds after it.
+struct ConvGraph {
+  Graph g;
+  Value* x = nullptr;
+  Value* y = nullptr;
+  ConvGraph() {
+    x = g.add_input("x", DType::f32, {1, 4, 5, 5});
+    Node* conv = g.add_node("Conv", "conv", {x, g.add_constant("w", filled({4, 4, 3, 3}, 1)), g.add_constant("b", filled({4}, 2))},
+                            {"c"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    y = conv->outputs[0];
+  }
+  Value* then(const std::string& op, std::vector<Value*> more = {}, AttributeMap attrs = {}) {
+    more.insert(more.begin(), y);
+    y = g.add_node(op, op + "_" + std::to_string(g.num_nodes()), more, {op + "_out"}, std::move(attrs))->outputs[0];
+    return y;
+  }
+  void finish(std::vector<Value*> outputs = {}) {
+    if (outputs.empty()) outputs = {y};
+    g.set_outputs(outputs);
+    g.infer_shapes();
+  }
+};
+
+void expect_same_results(const Graph& before, const Graph& after) {
+  std::map<std::string, Tensor> feeds;
+  for (const Value* v : before.inputs()) {
+    std::vector<int64_t> dims;
+    for (const Dim& d : v->shape) dims.push_back(d.value());
+    feeds[v->name] = filled(dims, 4);
+  }
+  const std::vector<Tensor> want = reference::run_graph(before, feeds);
+  const std::vector<Tensor> got = reference::run_graph(after, feeds);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    CompareResult r = compare_tensors(got[i], want[i], {1e-6, 1e-6});
+    EXPECT_TRUE(r.ok) << r.message;
+  }
+}
+
+TEST(ConvEpilogueFolding, FoldsAResidualBlockIntoOneConv) {
+  for (bool residual_first : {false, true}) {
+    auto build = [&](ConvGraph& c) {
+      Value* skip = c.x;  // the block's input, added back
+      Node* add = c.g.add_node("Add", "add", residual_first ? std::vector<Value*>{skip, c.y} : std::vector<Value*>{c.y, skip},
+                               {"sum"});
+      c.y = add->outputs[0];
+      c.then("Relu");
+      c.finish();
+    };
+    ConvGraph before, after;
+    build(before), build(after);
+    EXPECT_EQ(fold_conv_epilogues(after.g), 2);
+    ASSERT_EQ(after.g.num_nodes(), 1u);
+    const Node& fused = *after.g.nodes()[0];
+    EXPECT_EQ(fused.op, "FusedConv");
+    EXPECT_EQ(fused.attr_string("activation", ""), "Relu");
+    EXPECT_EQ(fused.input(3)->name, "x");
+    EXPECT_EQ(after.g.outputs()[0]->name, "Relu_out");
+    expect_same_results(before.g, after.g);
+  }
+}
+
+TEST(ConvEpilogueFolding, FoldsEachActivation) {
+  auto constant = [](ConvGraph& c, const char* name, float v) {
+    Tensor t(DType::f32, {});
+    t.set_f64(0, v);
+    return c.g.add_constant(name, t);
+  };
+  using Build = std::function<void(ConvGraph&)>;
+  const std::vector<std::pair<std::string, Build>> cases = {
+      {"Relu6", [&](ConvGraph& c) { c.then("Clip", {constant(c, "lo", 0.0f), constant(c, "hi", 6.0f)}); }},
+      {"ClipBelowOnly", [&](ConvGraph& c) { c.then("Clip", {constant(c, "lo", -1.0f)}); }},
+      {"HardSigmoid", [&](ConvGraph& c) { c.then("HardSigmoid", {}, {{"alpha", 0.3}, {"beta", 0.4}}); }},
+      {"HardSwish", [&](ConvGraph& c) { c.then("HardSwish"); }},
+  };
+  for (const auto& [name, build] : cases) {
+    SCOPED_TRACE(name);
+    ConvGraph before, after;
+    build(before), build(after);
+    before.finish(), after.finish();
+    EXPECT_EQ(fold_conv_epilogues(after.g), 1);
+    EXPECT_EQ(count_op(after.g, "FusedConv"), 1);
+    EXPECT_EQ(after.g.num_nodes(), 1u);
+    expect_same_results(before.g, after.g);
+  }
+}
+
+TEST(ConvEpilogueFolding, LeavesAnythingElseAlone) {
+  {
+    ConvGraph c;  // the Conv's output is also a graph output
+    Value* conv_out = c.y;
+    c.then("Relu");
+    c.finish({c.y, conv_out});
+    EXPECT_EQ(fold_conv_epilogues(c.g), 0);
+  }
+  {
+    ConvGraph c;  // the Add broadcasts a per-channel vector: not a residual
+    Tensor v = filled({1, 4, 1, 1}, 5);
+    c.then("Add", {c.g.add_constant("v", v)});
+    c.finish();
+    EXPECT_EQ(fold_conv_epilogues(c.g), 0);
+  }
+  {
+    ConvGraph c;  // Clip with a bound computed at run time
+    Value* hi = c.g.add_input("hi", DType::f32, {});
+    c.then("Clip", {c.g.add_constant("lo", Tensor(DType::f32, {})), hi});
+    c.finish();
+    EXPECT_EQ(fold_conv_epilogues(c.g), 0);
+  }
+  {
+    ConvGraph c;  // an activation it cannot express, then one it can: the Relu is not after the Conv
+    c.then("Sigmoid");
+    c.then("Relu");
+    c.finish();
+    EXPECT_EQ(fold_conv_epilogues(c.g), 0);
+  }
+  {
+    ConvGraph c;  // two activations: only the first folds
+    c.then("Relu");
+    c.then("HardSwish");
+    c.finish();
+    EXPECT_EQ(fold_conv_epilogues(c.g), 1);
+    EXPECT_EQ(count_op(c.g, "HardSwish"), 1);
+  }
+}
+
+}  // namespace
+}  // namespace tilefuse::passes
