@@ -32,8 +32,9 @@ struct GemmBlocking {
   int64_t nb = 0;
 };
 
-// Blocks from the cache sizes: a kc x kNR B micro-panel fills about half of L1, an mc x kc A
-// block half of L2, a kc x nb packed part of B a quarter of L2.
+// Blocks from the cache sizes and vector_isa(): the B values of a micro-kernel pass fill half
+// (AVX-512) or three quarters (AVX2) of L1, an mc x kc A block half of L2, a kc x nb packed part
+// of B a quarter of L2.
 GemmBlocking default_blocking(int64_t l1d_bytes, int64_t l2_bytes);
 
 // An operand packed once, over its whole depth, into the micro-kernel's panels: kMR-row panels
