@@ -114,15 +114,6 @@ TF_AVX2 void subtile_rows(int64_t kc, const float* a, const float* b, float* c, 
 TF_AVX2 void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
                          const TileStore& store, Prefetch prefetch) {
   static_assert(kMR % kSubRows == 0 && kNR % kSubCols == 0, "sub-tiles must tile the panels");
-  // The C rows (and residual) this tile reads at its store are requested now, a whole tile of
-  // FMAs ahead: a C that has left L2 between depth blocks would otherwise stall every store.
-  if (store.accumulate || store.residual != nullptr) {
-    const float* from = store.accumulate ? c : store.residual;
-    for (int r = 0; r < rows; ++r) {
-      for (int j = 0; j < cols; j += 16) _mm_prefetch(reinterpret_cast<const char*>(from + r * ldc + j), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(from + r * ldc + cols - 1), _MM_HINT_T0);
-    }
-  }
   for (int col0 = 0; col0 < cols; col0 += kSubCols) {
     for (int row0 = 0; row0 < rows; row0 += kSubRows) {
       const SubTile t{row0, col0, std::min(kSubRows, rows - row0), std::min(kSubCols, cols - col0)};
