@@ -3,19 +3,17 @@
 
 #include "ir/graph.h"
 #include "passes/constant_folding.h"
+#include "pass_test_util.h"
 
 namespace tilefuse::passes {
 namespace {
+
+using pass_testing::count_op;
 
 Value* i64_const(Graph& g, const std::string& name, std::vector<int64_t> dims, std::vector<int64_t> values) {
   return g.add_constant(name, Tensor::from_vector(DType::i64, std::move(dims), values));
 }
 
-int count_op(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (Node* node : g.nodes()) n += node->op == op;
-  return n;
-}
 
 // x -> Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [32])), as PyTorch exports x.view(B, -1).
 Graph shape_chain(Dim batch) {

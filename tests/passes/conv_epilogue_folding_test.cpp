@@ -6,23 +6,14 @@
 
 #include <gtest/gtest.h>
 
-#include "ir/tensor_compare.h"
-#include "reference/interpreter.h"
+#include "pass_test_util.h"
 
 namespace tilefuse::passes {
 namespace {
 
-Tensor filled(std::vector<int64_t> shape, int salt) {
-  Tensor t(DType::f32, std::move(shape));
-  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, ((i * 7 + salt * 3) % 13) / 3.0 - 2.0);
-  return t;
-}
+using namespace pass_testing;
 
-int count_op(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (Node* node : g.nodes()) n += node->op == op;
-  return n;
-}
+
 
 // x[1, 4, 5, 5] -> conv 3x3 (pads 1, 4 maps) -> y; then whatever a test adds after it.
 struct ConvGraph {
@@ -47,21 +38,6 @@ struct ConvGraph {
   }
 };
 
-void expect_same_results(const Graph& before, const Graph& after) {
-  std::map<std::string, Tensor> feeds;
-  for (const Value* v : before.inputs()) {
-    std::vector<int64_t> dims;
-    for (const Dim& d : v->shape) dims.push_back(d.value());
-    feeds[v->name] = filled(dims, 4);
-  }
-  const std::vector<Tensor> want = reference::run_graph(before, feeds);
-  const std::vector<Tensor> got = reference::run_graph(after, feeds);
-  ASSERT_EQ(want.size(), got.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    CompareResult r = compare_tensors(got[i], want[i], {1e-6, 1e-6});
-    EXPECT_TRUE(r.ok) << r.message;
-  }
-}
 
 TEST(ConvEpilogueFolding, FoldsAResidualBlockIntoOneConv) {
   for (bool residual_first : {false, true}) {

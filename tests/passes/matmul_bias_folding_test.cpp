@@ -5,23 +5,14 @@
 
 #include <gtest/gtest.h>
 
-#include "ir/tensor_compare.h"
-#include "reference/interpreter.h"
+#include "pass_test_util.h"
 
 namespace tilefuse::passes {
 namespace {
 
-Tensor filled(std::vector<int64_t> shape, int salt) {
-  Tensor t(DType::f32, std::move(shape));
-  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, ((i * 7 + salt * 3) % 11) / 5.0 - 1.0);
-  return t;
-}
+using namespace pass_testing;
 
-int count_op(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (Node* node : g.nodes()) n += node->op == op;
-  return n;
-}
+
 
 struct Linear {
   Graph g;
@@ -39,25 +30,7 @@ struct Linear {
   }
 };
 
-std::map<std::string, Tensor> feeds(const Graph& g) {
-  std::map<std::string, Tensor> in;
-  for (const Value* v : g.inputs()) {
-    std::vector<int64_t> dims;
-    for (const Dim& d : v->shape) dims.push_back(d.value());
-    in[v->name] = filled(dims, 4);
-  }
-  return in;
-}
 
-void expect_same_results(const Graph& before, const Graph& after) {
-  const std::vector<Tensor> want = reference::run_graph(before, feeds(before));
-  const std::vector<Tensor> got = reference::run_graph(after, feeds(after));
-  ASSERT_EQ(want.size(), got.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    CompareResult r = compare_tensors(got[i], want[i], {1e-6, 1e-6});
-    EXPECT_TRUE(r.ok) << r.message;
-  }
-}
 
 TEST(FusedMatMulFolding, FoldsAVectorBiasOnEitherSide) {
   for (bool bias_first : {false, true}) {

@@ -5,28 +5,17 @@
 
 #include <gtest/gtest.h>
 
-#include "ir/tensor_compare.h"
 #include "passes/matmul_bias_folding.h"
-#include "reference/interpreter.h"
+#include "pass_test_util.h"
 
 namespace tilefuse::passes {
 namespace {
 
+using namespace pass_testing;
+
 using Ints = std::vector<int64_t>;
 
-Tensor filled(const Shape& shape, int salt) {
-  std::vector<int64_t> dims;
-  for (const Dim& d : shape) dims.push_back(d.value());
-  Tensor t(DType::f32, dims);
-  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, ((i * 7 + salt * 3) % 13) / 6.0 - 1.0);
-  return t;
-}
 
-int count_op(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (Node* node : g.nodes()) n += node->op == op;
-  return n;
-}
 
 // scores = Transpose(q, [0,2,1,3]) @ Transpose(k, [0,2,3,1]) for q, k: [2, 5, 3, 4] ([B, S, H, D]).
 struct Attention {
@@ -43,20 +32,7 @@ struct Attention {
   }
 };
 
-std::vector<Tensor> run(const Graph& g) {
-  std::map<std::string, Tensor> in;
-  for (const Value* v : g.inputs()) in[v->name] = filled(v->shape, static_cast<int>(v->name[0]));
-  return reference::run_graph(g, in);
-}
 
-void expect_same_results(const Graph& before, const Graph& after) {
-  const std::vector<Tensor> want = run(before), got = run(after);
-  ASSERT_EQ(want.size(), got.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    CompareResult r = compare_tensors(got[i], want[i], {1e-6, 1e-6});
-    EXPECT_TRUE(r.ok) << r.message;
-  }
-}
 
 TEST(MatMulTransposeFolding, FoldsBothOperandsOfAttentionScores) {
   Attention before, after;

@@ -7,9 +7,12 @@
 
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
+#include "pass_test_util.h"
 
 namespace tilefuse::passes {
 namespace {
+
+using pass_testing::count_op;
 
 Tensor filled(std::vector<int64_t> shape) {
   Tensor t(DType::f32, std::move(shape));
@@ -17,11 +20,6 @@ Tensor filled(std::vector<int64_t> shape) {
   return t;
 }
 
-int count_op(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (Node* node : g.nodes()) n += node->op == op;
-  return n;
-}
 
 // y = op(x, axes, keepdims) over x of `shape`.
 Graph reduction(const std::string& op, std::vector<int64_t> shape, std::vector<int64_t> axes, bool keepdims) {
