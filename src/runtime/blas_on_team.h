@@ -1,5 +1,5 @@
 // cblas_sgemm calls spread over the runtime's thread team, for CPUs where tilefuse's own GEMM
-// does not run (no AVX-512). OpenBLAS runs single-threaded inside each worker on a slice of C, so
+// does not run (neither AVX-512 nor AVX2). OpenBLAS runs single-threaded inside each worker on a slice of C, so
 // its own thread pool never starts: that pool keeps spinning long after each call and took a core
 // from the team's next kernel, and the team's spinning workers took it back from OpenBLAS's next
 // call (MobileNetV3 ran no faster on 2 threads than on 1). The team is then the one owner of the

@@ -105,8 +105,9 @@ class ConvCall : public LibraryCall {
   size_t packed_bytes() const override { return total_bytes(packed_); }
 
  private:
-  // Without AVX-512: per image and group, the input unfolded whole (its channels spread over the
-  // team), then one OpenBLAS product spread over the team too.
+  // Without AVX2 (vector_isa() is scalar): per image and group, the input unfolded whole (its
+  // channels spread over the team), then one OpenBLAS product spread over the team too; then
+  // FusedConv's epilogue over the output.
   void run_openblas(ThreadTeam& team, const ConvShape& s, const Tensor& x, const Tensor& w, const float* bias,
                     const float* residual, Tensor& out) {
     if (!s.pointwise()) cols_.resize(static_cast<size_t>(s.rows() * s.positions()));

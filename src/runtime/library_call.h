@@ -7,7 +7,8 @@
 // (broadcast_call.h). None of them allocates a tensor when it runs. A call is prepared once per
 // plan step: constant weights are packed into the GEMM engine's layout then, never per run. The
 // engine is tilefuse's own sgemm (sgemm.h) on the runtime's thread team where the CPU has
-// AVX-512, and OpenBLAS, capped to the team's size, elsewhere.
+// AVX-512 or AVX2, and OpenBLAS, capped to the team's size, elsewhere (or under
+// TILEFUSE_MAX_CPU_ISA=scalar).
 #pragma once
 
 #include <memory>
