@@ -63,7 +63,7 @@ class ConvCall : public LibraryCall {
     const ConvShape s = conv_shape(node_, x, w, out);
     if (s.groups == s.channels && s.maps == s.channels) {
       // With an epilogue, plane by plane: each is still in L1 or L2 when it is activated.
-      const bool plain = residual == nullptr && activation_.identity();
+      const bool plain = !has_epilogue(residual);
       team.run(s.batch * s.channels, [&](int, int64_t first, int64_t end) {
         if (plain) return depthwise_conv(s, x.data<float>(), w.data<float>(), bias, out.data<float>(), first, end);
         for (int64_t plane = first; plane < end; ++plane) {
@@ -130,16 +130,18 @@ class ConvCall : public LibraryCall {
         blas_sgemm_on_team(team, {gemm});
       }
     }
-    const int64_t maps = s.batch * s.maps;
-    team.run(maps, [&](int, int64_t first, int64_t end) {
+    if (!has_epilogue(residual)) return;
+    team.run(s.batch * s.maps, [&](int, int64_t first, int64_t end) {
       epilogue(out.data<float>(), residual, first * s.positions(), (end - first) * s.positions());
     });
   }
 
+  // True for a FusedConv with a residual or an activation to apply.
+  bool has_epilogue(const float* residual) const { return residual != nullptr || !activation_.identity(); }
+
   // FusedConv's residual and activation over outputs [first, first + count), where the kernel
   // that wrote them did not apply them.
   void epilogue(float* out, const float* residual, int64_t first, int64_t count) const {
-    if (residual == nullptr && activation_.identity()) return;
     apply_epilogue(out + first, residual != nullptr ? residual + first : nullptr, count, activation_);
   }
 
