@@ -27,7 +27,14 @@ struct TileGrid {
 TileGrid tile_grid(std::span<const GemmProblem> problems, const GemmBlocking& blocking, int workers) {
   int64_t m = 0, n = 0, k = 0;
   for (const GemmProblem& p : problems) m = std::max(m, p.m), n = std::max(n, p.n), k = std::max(k, p.k);
-  int64_t row_tiles = std::max<int64_t>(1, ceil_div(m, blocking.mc)), col_tiles = std::max<int64_t>(1, ceil_div(n, blocking.nc));
+  // Every row tile packs its own copy of a B packed during the run, but a packed A costs
+  // nothing to revisit: such problems keep their rows whole (solve_tile walks them mc at a time)
+  // unless the team needs more tiles.
+  const bool rows_whole = std::all_of(problems.begin(), problems.end(), [](const GemmProblem& p) {
+    return p.a.packed != nullptr && p.b.packed == nullptr;
+  });
+  int64_t row_tiles = rows_whole ? 1 : std::max<int64_t>(1, ceil_div(m, blocking.mc));
+  int64_t col_tiles = std::max<int64_t>(1, ceil_div(n, blocking.nc));
   const auto count = static_cast<int64_t>(problems.size());
   for (;;) {
     const int64_t tiles = count * row_tiles * col_tiles;
@@ -124,9 +131,10 @@ void run_column_panel(const GemmProblem& pr, const Panels& a, int64_t row0, int6
   }
 }
 
-// C rows [row0, row0 + rows) x columns [col0, col0 + cols) of one problem.
-void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0, int64_t cols, int64_t kc_max,
-                int64_t nb_max) {
+// C rows [row0, row0 + rows) x columns [col0, col0 + cols) of one problem, in blocks of at most
+// the blocking's.
+void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0, int64_t cols,
+                const GemmBlocking& blocking) {
   if (pr.k == 0) {
     // An empty sum: C = bias (plus C when accumulating), then the epilogue.
     for (int64_t i = row0; i < row0 + rows; ++i) {
@@ -141,23 +149,30 @@ void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0,
   }
   // A B packed here is packed part by part, so each part is used from L2 rather than memory
   // (a convolution's unfolded input over a whole image is megabytes).
-  const int64_t part = pr.b.packed != nullptr || nb_max <= 0 ? cols : nb_max;
+  const int64_t part = pr.b.packed != nullptr || blocking.nb <= 0 ? cols : blocking.nb;
+  const int64_t kc_max = blocking.kc, mc = std::max<int64_t>(kMR, blocking.mc / kMR * kMR);
   auto depth = [&](int64_t k0) { return std::min(kc_max, pr.k - k0); };
+  // The depth block at k0 of one part of B times the tile's rows (A panels `a`), mc at a time.
   auto solve_block = [&](const Panels& a, int64_t k0, int64_t part0) {
     const int64_t kc = depth(k0), part_cols = std::min(part, col0 + cols - part0);
     const Panels b = b_block(pr, k0, kc, part0, part_cols);
     const int64_t b_panels = ceil_div(part_cols, kNR);
-    for (int64_t jp = 0; jp < b_panels; ++jp) {
-      const int64_t j = part0 + jp * kNR;
-      const int n = static_cast<int>(std::min<int64_t>(kNR, part0 + part_cols - j));
-      // A weight packed ahead of time comes from memory: its next panel is fetched meanwhile.
-      const float* next = pr.b.packed != nullptr && jp + 1 < b_panels ? b[jp + 1] : nullptr;
-      run_column_panel(pr, a, row0, rows, kc, k0 == 0, k0 + kc == pr.k, b[jp], j, n, next);
+    for (int64_t r0 = row0; r0 < row0 + rows; r0 += mc) {
+      const int64_t chunk = std::min(mc, row0 + rows - r0);
+      const Panels chunk_a{a[(r0 - row0) / kMR], a.stride};
+      for (int64_t jp = 0; jp < b_panels; ++jp) {
+        const int64_t j = part0 + jp * kNR;
+        const int n = static_cast<int>(std::min<int64_t>(kNR, part0 + part_cols - j));
+        // A weight packed ahead of time comes from memory: its next panel is fetched meanwhile.
+        const float* next = pr.b.packed != nullptr && jp + 1 < b_panels ? b[jp + 1] : nullptr;
+        run_column_panel(pr, chunk_a, r0, chunk, kc, k0 == 0, k0 + kc == pr.k, b[jp], j, n, next);
+      }
     }
   };
   if (pr.a.packed != nullptr) {
     // Revisiting a packed A costs nothing: each part of C is finished over the whole depth while
-    // it stays in L2 (a convolution's weights times its unfolded input).
+    // it stays in L2 (a convolution's weights times its unfolded input), and each depth block of
+    // the part is packed once for all the tile's rows, which pass by mc at a time.
     for (int64_t part0 = col0; part0 < col0 + cols; part0 += part) {
       for (int64_t k0 = 0; k0 < pr.k; k0 += kc_max) solve_block(a_block(pr, row0, rows, k0, depth(k0)), k0, part0);
     }
@@ -168,6 +183,70 @@ void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0,
     const Panels a = a_block(pr, row0, rows, k0, depth(k0));
     for (int64_t part0 = col0; part0 < col0 + cols; part0 += part) solve_block(a, k0, part0);
   }
+}
+
+// ---- matrix-vector products ----
+
+// A product with one row or one column against an operand packed ahead of time: one column of
+// C from a packed A (a 1x1 convolution over a single position: squeeze-and-excitation), or one
+// row from a packed B (a classifier's Gemm on one image). Its panels are read once, each value
+// used, where the micro-kernel would compute a whole tile for one row or column.
+bool is_gemv(const GemmProblem& p) {
+  if (p.k == 0 || p.b.pack != nullptr) return false;
+  return (p.n == 1 && p.a.packed != nullptr && p.b.packed == nullptr) ||
+         (p.m == 1 && p.b.packed != nullptr && p.a.packed == nullptr);
+}
+
+// The packed operand's outputs: rows of C for a packed A, columns for a packed B.
+bool gemv_by_rows(const GemmProblem& p) { return p.n == 1 && p.a.packed != nullptr; }
+int gemv_width(const GemmProblem& p) { return gemv_by_rows(p) ? kMR : kNR; }
+int64_t gemv_panels(const GemmProblem& p) { return ceil_div(gemv_by_rows(p) ? p.m : p.n, gemv_width(p)); }
+
+// Panels [first, end) of one product, then the epilogue a tile store gives.
+void solve_gemv(const GemmProblem& pr, int64_t first, int64_t end) {
+  const bool by_rows = gemv_by_rows(pr);
+  const PackedOperand& w = by_rows ? *pr.a.packed : *pr.b.packed;
+  const int width = gemv_width(pr);
+  // The vector: B's only column or A's only row, gathered when it is strided.
+  const float* x = by_rows ? pr.b.view.data : pr.a.view.data;
+  if (const int64_t stride = by_rows ? pr.b.view.row_stride : pr.a.view.col_stride; stride != 1) {
+    float* gathered = t_pack_b.floats(static_cast<size_t>(pr.k));
+    for (int64_t k = 0; k < pr.k; ++k) gathered[k] = x[k * stride];
+    x = gathered;
+  }
+  float* y = t_pack_a.floats(static_cast<size_t>((end - first) * width));
+  panel_gemv(w.panel(first, 0), width, pr.k, end - first, x, y);
+  const int64_t last = std::min(by_rows ? pr.m : pr.n, end * width);
+  for (int64_t o = first * width; o < last; ++o) {
+    float* c = by_rows ? pr.c + o * pr.ldc : pr.c + o;
+    float v = pr.alpha * y[o - first * width];
+    if (pr.col_bias != nullptr) v += pr.col_bias[by_rows ? 0 : o];
+    if (pr.row_bias != nullptr) v += pr.row_bias[by_rows ? o : 0];
+    if (pr.accumulate) v += *c;
+    if (pr.residual != nullptr) v += pr.residual[c - pr.c];
+    *c = pr.activation != nullptr ? (*pr.activation)(v) : v;
+  }
+}
+
+// The panels of all products, spread over the team: one worker per 256 KiB of packed weights
+// (below that, waking another worker costs more than reading the rest).
+void gemv(ThreadTeam& team, std::span<const GemmProblem> problems) {
+  std::vector<int64_t> first = {0};  // per problem, its first panel in the numbering of all
+  size_t bytes = 0;
+  for (const GemmProblem& p : problems) {
+    first.push_back(first.back() + gemv_panels(p));
+    bytes += static_cast<size_t>(gemv_panels(p) * gemv_width(p) * p.k) * sizeof(float);
+  }
+  const int workers = static_cast<int>(std::clamp<size_t>(bytes / (256 << 10), 1, static_cast<size_t>(team.size())));
+  team.run(
+      first.back(),
+      [&](int, int64_t begin, int64_t end) {
+        for (size_t i = 0; i < problems.size(); ++i) {
+          const int64_t lo = std::max(begin, first[i]), hi = std::min(end, first[i + 1]);
+          if (lo < hi) solve_gemv(problems[i], lo - first[i], hi - first[i]);
+        }
+      },
+      workers);
 }
 
 }  // namespace
@@ -214,7 +293,10 @@ size_t total_bytes(const std::vector<PackedOperand>& packed) {
 void sgemm(ThreadTeam& team, std::span<const GemmProblem> problems, const GemmBlocking& blocking) {
   if (!microkernel_supported()) fail_internal("sgemm: this CPU has neither AVX-512 nor AVX2; the caller must fall back");
   if (problems.empty()) return;
+  if (std::all_of(problems.begin(), problems.end(), is_gemv)) return gemv(team, problems);
   const TileGrid grid = tile_grid(problems, blocking, team.size());
+  GemmBlocking tile_blocking = blocking;
+  tile_blocking.kc = grid.kc;
   team.run(grid.first_tile.back(), [&](int, int64_t first, int64_t end) {
     size_t p = std::upper_bound(grid.first_tile.begin(), grid.first_tile.end(), first) - grid.first_tile.begin() - 1;
     for (int64_t t = first; t < end; ++t) {
@@ -222,8 +304,7 @@ void sgemm(ThreadTeam& team, std::span<const GemmProblem> problems, const GemmBl
       const GemmProblem& pr = problems[p];
       const int64_t local = t - grid.first_tile[p];
       const int64_t row0 = local / grid.col_tiles[p] * grid.mc, col0 = local % grid.col_tiles[p] * grid.nc;
-      solve_tile(pr, row0, std::min(grid.mc, pr.m - row0), col0, std::min(grid.nc, pr.n - col0), grid.kc,
-                 blocking.nb);
+      solve_tile(pr, row0, std::min(grid.mc, pr.m - row0), col0, std::min(grid.nc, pr.n - col0), tile_blocking);
     }
   });
 }

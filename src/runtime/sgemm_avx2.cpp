@@ -130,6 +130,75 @@ TF_AVX2 void microkernel(int64_t kc, const float* a, const float* b, float* c, i
 
 namespace {
 
+// The products below keep kSets independent sums per vector, each fed every kSets-th depth
+// step, so that enough FMA chains are in flight to hide the FMA latency; the sets are added
+// at the end.
+constexpr int kSets = 4;
+
+// y[0..32) = sum over k of x[k] * panel[k][0..32): a B operand's panel.
+TF_AVX2 void b_panel_gemv(const float* panel, int64_t depth, const float* x, float* y) {
+  __m256 acc[kSets][4];
+  for (auto& set : acc) {
+    for (__m256& a : set) a = _mm256_setzero_ps();
+  }
+  int64_t k = 0;
+  for (; k + kSets <= depth; k += kSets) {
+#pragma GCC unroll 4
+    for (int s = 0; s < kSets; ++s) {
+      const __m256 xv = _mm256_broadcast_ss(x + k + s);
+#pragma GCC unroll 4
+      for (int v = 0; v < 4; ++v) acc[s][v] = _mm256_fmadd_ps(xv, _mm256_load_ps(panel + (k + s) * kNR + 8 * v), acc[s][v]);
+    }
+  }
+  for (; k < depth; ++k) {
+    const __m256 xv = _mm256_broadcast_ss(x + k);
+    for (int v = 0; v < 4; ++v) acc[0][v] = _mm256_fmadd_ps(xv, _mm256_load_ps(panel + k * kNR + 8 * v), acc[0][v]);
+  }
+  for (int v = 0; v < 4; ++v) {
+    _mm256_storeu_ps(y + 8 * v, _mm256_add_ps(_mm256_add_ps(acc[0][v], acc[1][v]), _mm256_add_ps(acc[2][v], acc[3][v])));
+  }
+}
+
+// y[0..12) = sum over k of x[k] * panel[k][0..12): an A operand's panel, one vector of 8 and
+// one of 4 values a step.
+TF_AVX2 void a_panel_gemv(const float* panel, int64_t depth, const float* x, float* y) {
+  static_assert(kMR == 12, "an A panel is 8 + 4 values a depth step");
+  __m256 lo[kSets];
+  __m128 hi[kSets];
+  for (int s = 0; s < kSets; ++s) lo[s] = _mm256_setzero_ps(), hi[s] = _mm_setzero_ps();
+  int64_t k = 0;
+  for (; k + kSets <= depth; k += kSets) {
+#pragma GCC unroll 4
+    for (int s = 0; s < kSets; ++s) {
+      const float* row = panel + (k + s) * kMR;
+      const __m256 xv = _mm256_broadcast_ss(x + k + s);
+      lo[s] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(row), lo[s]);
+      hi[s] = _mm_fmadd_ps(_mm256_castps256_ps128(xv), _mm_loadu_ps(row + 8), hi[s]);
+    }
+  }
+  for (; k < depth; ++k) {
+    const __m256 xv = _mm256_broadcast_ss(x + k);
+    lo[0] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(panel + k * kMR), lo[0]);
+    hi[0] = _mm_fmadd_ps(_mm256_castps256_ps128(xv), _mm_loadu_ps(panel + k * kMR + 8), hi[0]);
+  }
+  _mm256_storeu_ps(y, _mm256_add_ps(_mm256_add_ps(lo[0], lo[1]), _mm256_add_ps(lo[2], lo[3])));
+  _mm_storeu_ps(y + 8, _mm_add_ps(_mm_add_ps(hi[0], hi[1]), _mm_add_ps(hi[2], hi[3])));
+}
+
+}  // namespace
+
+TF_AVX2 void panel_gemv(const float* panels, int width, int64_t depth, int64_t count, const float* x, float* y) {
+  for (int64_t p = 0; p < count; ++p, panels += depth * width, y += width) {
+    if (width == kNR) {
+      b_panel_gemv(panels, depth, x, y);
+    } else {
+      a_panel_gemv(panels, depth, x, y);
+    }
+  }
+}
+
+namespace {
+
 // dst[k * width + i] = src[i * stride + k] for i < count, 0 for count <= i < width (a multiple
 // of 4), k < kc: `count` sequences, each contiguous in memory, become a panel's interleaved
 // columns. 4 sequences x 8 depth steps at a time go through an in-register 4 x 8 transpose: 4

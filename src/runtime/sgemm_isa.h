@@ -22,6 +22,8 @@ void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t l
                  const TileStore& store, Prefetch prefetch);
 void pack_a(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst);
 void pack_b(const MatrixView& b, int64_t k0, int64_t kc, int64_t col0, int64_t cols, float* dst);
+// Also what AVX-512 machines run: a matrix-vector product is bound by memory, not by lanes.
+void panel_gemv(const float* panels, int width, int64_t depth, int64_t count, const float* x, float* y);
 }  // namespace avx2
 
 }  // namespace tilefuse::runtime

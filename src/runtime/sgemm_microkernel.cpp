@@ -31,4 +31,9 @@ void pack_b(const MatrixView& b, int64_t k0, int64_t kc, int64_t col0, int64_t c
   avx2::pack_b(b, k0, kc, col0, cols, dst);
 }
 
+void panel_gemv(const float* panels, int width, int64_t depth, int64_t count, const float* x, float* y) {
+  if (!microkernel_supported()) fail_internal("panel_gemv called on a CPU without AVX2");
+  avx2::panel_gemv(panels, width, depth, count, x, y);
+}
+
 }  // namespace tilefuse::runtime

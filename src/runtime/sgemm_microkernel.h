@@ -72,4 +72,10 @@ void pack_a(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t
 // aligned with room for ceil(cols / kNR) * kc * kNR floats.
 void pack_b(const MatrixView& b, int64_t k0, int64_t kc, int64_t col0, int64_t cols, float* dst);
 
+// A matrix-vector product read straight from `count` consecutive packed micro-panels of `width`
+// (kMR: an A operand's, kNR: a B operand's) over `depth`, starting at `panels`:
+// y[p * width + i] = sum over k of x[k] * panel p[k][i]. Every value read is used, where the
+// micro-kernel would compute a whole tile for one row or column.
+void panel_gemv(const float* panels, int width, int64_t depth, int64_t count, const float* x, float* y);
+
 }  // namespace tilefuse::runtime

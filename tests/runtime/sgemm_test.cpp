@@ -22,12 +22,14 @@ std::vector<float> values(int64_t count, int salt) {
   return v;
 }
 
-// Storage for an operand of rows x cols, row-major or transposed (column-major) in memory.
+// Storage for an operand of rows x cols, row-major or transposed (column-major) in memory, one
+// value in every `spread` (a strided view, as of a slice).
 struct Operand {
   std::vector<float> data;
   MatrixView view;
-  Operand(int64_t rows, int64_t cols, bool transposed, int salt) : data(values(rows * cols, salt)) {
-    view = transposed ? MatrixView{data.data(), 1, rows} : MatrixView{data.data(), cols, 1};
+  Operand(int64_t rows, int64_t cols, bool transposed, int salt, int64_t spread = 1)
+      : data(values(rows * cols * spread, salt)) {
+    view = transposed ? MatrixView{data.data(), spread, rows * spread} : MatrixView{data.data(), cols * spread, spread};
   }
   double at(int64_t i, int64_t j) const { return *view.at(i, j); }
 };
@@ -38,12 +40,13 @@ struct Options {
   int batch = 1;
   bool residual = false;
   const ClampActivation* activation = nullptr;
+  int64_t spread = 1;  // of the operands' values in memory
 };
 
 void check(const Shape& s, const Options& o, int workers, const GemmBlocking& blocking) {
   SCOPED_TRACE(::testing::Message() << s.m << "x" << s.n << "x" << s.k << " ta=" << o.ta << " tb=" << o.tb
                                     << " pack_a=" << o.pack_a << " pack_b=" << o.pack_b << " acc=" << o.accumulate
-                                    << " batch=" << o.batch << " workers=" << workers);
+                                    << " batch=" << o.batch << " spread=" << o.spread << " workers=" << workers);
   ThreadTeam team(workers);
   std::vector<Operand> as, bs;
   std::vector<PackedOperand> packed_a, packed_b;
@@ -55,8 +58,8 @@ void check(const Shape& s, const Options& o, int workers, const GemmBlocking& bl
   const std::vector<float> residual = values(o.batch * s.m * ldc, 8);
   std::vector<GemmProblem> problems;
   for (int b = 0; b < o.batch; ++b) {
-    as.emplace_back(s.m, s.k, o.ta, 1 + b);
-    bs.emplace_back(s.k, s.n, o.tb, 3 + b);
+    as.emplace_back(s.m, s.k, o.ta, 1 + b, o.spread);
+    bs.emplace_back(s.k, s.n, o.tb, 3 + b, o.spread);
   }
   for (int b = 0; b < o.batch; ++b) {
     GemmProblem p;
@@ -124,6 +127,7 @@ TEST_F(Sgemm, TransposedAndPackedOperands) {
           check(s, {.ta = ta, .tb = tb, .pack_a = pa, .pack_b = pb}, 2, small);
         }
       }
+      check(s, {.ta = ta, .tb = tb, .spread = 2}, 2, small);  // strided in both dimensions
     }
   }
 }
@@ -171,6 +175,36 @@ TEST_F(Sgemm, BatchesShareOneCall) {
 TEST_F(Sgemm, EmptyDepthIsBiasOnly) {
   check({9, 10, 0}, {.row_bias = true, .col_bias = true}, 2, small);
   check({9, 10, 0}, {.accumulate = true}, 1, small);
+}
+
+// A packed A is never split into row tiles for lack of L2 (each would pack B again): its rows
+// pass by mc at a time inside a tile (mc = 30 walks them 24 at a time, whole panels), each
+// block of B packed once for all of them, with the epilogue on every block of rows.
+TEST_F(Sgemm, PackedARowsPassByInBlocksOfMc) {
+  const GemmBlocking odd{.mc = 30, .kc = 16, .nc = 64, .nb = 32};
+  const ClampActivation relu6{.lo = 0.0f, .hi = 6.0f};
+  for (int workers : {1, 2, 3}) {
+    check({61, 45, 40}, {.pack_a = true, .row_bias = true, .residual = true, .activation = &relu6}, workers, odd);
+    check({100, 7, 33}, {.tb = true, .pack_a = true, .accumulate = true}, workers, odd);
+  }
+}
+
+// One column of C from a packed A or one row from a packed B is a matrix-vector product read
+// straight from the panels: panel and depth tails (the depth is unrolled by 4), every
+// epilogue, strided vectors (gathered), batches and a weight large enough to split.
+TEST_F(Sgemm, MatrixVectorProductsAgainstPackedOperands) {
+  const ClampActivation relu6{.lo = 0.0f, .hi = 6.0f};
+  for (int64_t k : {1, 3, 70}) {
+    for (int workers : {1, 3}) {
+      check({37, 1, k}, {.pack_a = true, .row_bias = true, .residual = true, .activation = &relu6}, workers, defaults);
+      check({1, 75, k}, {.pack_b = true, .accumulate = true, .col_bias = true, .alpha = 0.5f}, workers, defaults);
+      check({1, 1, k}, {.pack_a = true, .col_bias = true}, workers, defaults);
+    }
+  }
+  check({25, 1, 40}, {.ta = true, .pack_a = true, .batch = 3, .spread = 3}, 2, defaults);
+  check({1, 40, 41}, {.tb = true, .pack_b = true, .batch = 2, .residual = true, .spread = 2}, 2, defaults);
+  check({300, 1, 1000}, {.pack_a = true, .row_bias = true}, 2, defaults);
+  check({1, 700, 500}, {.pack_b = true, .col_bias = true}, 2, defaults);
 }
 
 TEST_F(Sgemm, LargeDefaultBlocking) {
