@@ -17,17 +17,22 @@ std::vector<StepSummary> summarize_steps(const runtime::StepProfile& profile) {
     auto [it, fresh] = spans.emplace(std::make_pair(i.run, i.step), std::make_pair(i.start_us, i.end_us));
     if (!fresh) it->second = {std::min(it->second.first, i.start_us), std::max(it->second.second, i.end_us)};
   }
-  std::map<int64_t, double> total_us;
-  for (const auto& [key, span] : spans) total_us[key.second] += span.second - span.first;
+  std::map<int64_t, std::vector<double>> run_us;  // per step, one span per run it ran in
+  for (const auto& [key, span] : spans) run_us[key.second].push_back(span.second - span.first);
   std::vector<StepSummary> out;
   double sum_ms = 0;
   const double runs = static_cast<double>(std::max<int64_t>(profile.runs(), 1));
-  for (const auto& [step, us] : total_us) {
+  for (auto& [step, us] : run_us) {
     if (step < 0 || step >= static_cast<int64_t>(profile.steps.size())) continue;
     const runtime::ProfiledStep& s = profile.steps[step];
-    StepSummary summary{s.name, s.kind, s.ops, us / runs / 1e3, 0, s.bytes, 0, 0};
-    const double seconds = summary.mean_ms * 1e-3;
-    if (seconds > 0) {
+    std::sort(us.begin(), us.end());
+    double total = 0;
+    for (double u : us) total += u;
+    StepSummary summary{s.name, s.kind, s.ops};
+    summary.mean_ms = total / runs / 1e3;
+    summary.median_ms = us[us.size() / 2] / 1e3, summary.min_ms = us.front() / 1e3;
+    summary.bytes = s.bytes;
+    if (const double seconds = summary.median_ms * 1e-3; seconds > 0) {
       summary.gbps = static_cast<double>(s.bytes) / seconds / 1e9;
       summary.gflops = s.flops / seconds / 1e9;
     }
@@ -57,11 +62,13 @@ void write_chrome_trace(const std::string& path, const runtime::StepProfile& pro
 }
 
 std::string per_step_table(const std::vector<StepSummary>& steps) {
-  std::vector<std::vector<std::string>> rows = {{"step", "kind", "ops", "ms/run", "share", "GB/s", "GFLOP/s"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"step", "kind", "ops", "ms/run", "median ms", "min ms", "share", "GB/s", "GFLOP/s"}};
   for (const StepSummary& s : steps) {
     std::string ops = s.ops.size() > 48 ? s.ops.substr(0, 45) + "..." : s.ops;
-    rows.push_back({s.name, s.kind, ops, fmt::format("{:.3f}", s.mean_ms), fmt::format("{:.1f}%", 100 * s.share),
-                    fmt::format("{:.1f}", s.gbps), s.gflops > 0 ? fmt::format("{:.1f}", s.gflops) : "-"});
+    rows.push_back({s.name, s.kind, ops, fmt::format("{:.3f}", s.mean_ms), fmt::format("{:.3f}", s.median_ms),
+                    fmt::format("{:.3f}", s.min_ms), fmt::format("{:.1f}%", 100 * s.share), fmt::format("{:.1f}", s.gbps),
+                    s.gflops > 0 ? fmt::format("{:.1f}", s.gflops) : "-"});
   }
   return render_table(rows);
 }
@@ -69,7 +76,8 @@ std::string per_step_table(const std::vector<StepSummary>& steps) {
 nlohmann::json per_step_json(const std::vector<StepSummary>& steps) {
   nlohmann::json out = nlohmann::json::array();
   for (const StepSummary& s : steps) {
-    out.push_back({{"name", s.name}, {"kind", s.kind}, {"ops", s.ops}, {"mean_ms", s.mean_ms}, {"share", s.share},
+    out.push_back({{"name", s.name}, {"kind", s.kind}, {"ops", s.ops}, {"mean_ms", s.mean_ms}, {"median_ms", s.median_ms},
+                   {"min_ms", s.min_ms}, {"share", s.share},
                    {"bytes", s.bytes}, {"gbps", s.gbps}, {"gflops", s.gflops}});
   }
   return out;

@@ -13,13 +13,16 @@ namespace tilefuse::api {
 
 struct StepSummary {
   std::string name, kind, ops;
-  double mean_ms = 0;  // per run: from the step's first worker start to its last worker end
-  double share = 0;    // of the sum over steps
+  // Per run, from the step's first worker start to its last worker end: the mean over the runs,
+  // and the median and the fastest, which a noisy machine (another tenant, a preempted worker)
+  // spoils far less than the mean.
+  double mean_ms = 0, median_ms = 0, min_ms = 0;
+  double share = 0;  // of the sum over steps of the mean
   int64_t bytes = 0;
-  double gbps = 0, gflops = 0;
+  double gbps = 0, gflops = 0;  // at the median
 };
 
-// Steps that ran, slowest first, averaged over the profile's runs.
+// Steps that ran, slowest first (by the mean), over the profile's runs.
 std::vector<StepSummary> summarize_steps(const runtime::StepProfile& profile);
 
 // {"traceEvents": [...], "displayTimeUnit": "ms"} in the Trace Event Format.

@@ -68,6 +68,7 @@ TEST(CliProfile, BenchPerStepListsStepsWithShares) {
     share += s["share"].get<double>();
     EXPECT_LE(s["mean_ms"].get<double>(), previous) << "sorted slowest first";
     previous = s["mean_ms"].get<double>();
+    EXPECT_LE(s["min_ms"].get<double>(), s["median_ms"].get<double>());
   }
   EXPECT_NEAR(share, 1.0, 1e-6);
 }
