@@ -130,21 +130,23 @@ TF_AVX2 void microkernel(int64_t kc, const float* a, const float* b, float* c, i
 
 namespace {
 
-// The products below keep kSets independent sums per vector, each fed every kSets-th depth
-// step, so that enough FMA chains are in flight to hide the FMA latency; the sets are added
-// at the end.
+// The products below keep independent sums per vector, each fed every few depth steps, so
+// that 8 FMA chains are in flight (two pipes times a 4-cycle latency); the sums are added at
+// the end.
 constexpr int kSets = 4;
 
-// y[0..32) = sum over k of x[k] * panel[k][0..32): a B operand's panel.
+// y[0..32) = sum over k of x[k] * panel[k][0..32): a B operand's panel, four vectors a step,
+// so two sets of sums (8 accumulators: with 16 they would not fit the 16 registers).
 TF_AVX2 void b_panel_gemv(const float* panel, int64_t depth, const float* x, float* y) {
-  __m256 acc[kSets][4];
+  constexpr int kBSets = 2;
+  __m256 acc[kBSets][4];
   for (auto& set : acc) {
     for (__m256& a : set) a = _mm256_setzero_ps();
   }
   int64_t k = 0;
-  for (; k + kSets <= depth; k += kSets) {
-#pragma GCC unroll 4
-    for (int s = 0; s < kSets; ++s) {
+  for (; k + kBSets <= depth; k += kBSets) {
+#pragma GCC unroll 2
+    for (int s = 0; s < kBSets; ++s) {
       const __m256 xv = _mm256_broadcast_ss(x + k + s);
 #pragma GCC unroll 4
       for (int v = 0; v < 4; ++v) acc[s][v] = _mm256_fmadd_ps(xv, _mm256_load_ps(panel + (k + s) * kNR + 8 * v), acc[s][v]);
@@ -154,13 +156,11 @@ TF_AVX2 void b_panel_gemv(const float* panel, int64_t depth, const float* x, flo
     const __m256 xv = _mm256_broadcast_ss(x + k);
     for (int v = 0; v < 4; ++v) acc[0][v] = _mm256_fmadd_ps(xv, _mm256_load_ps(panel + k * kNR + 8 * v), acc[0][v]);
   }
-  for (int v = 0; v < 4; ++v) {
-    _mm256_storeu_ps(y + 8 * v, _mm256_add_ps(_mm256_add_ps(acc[0][v], acc[1][v]), _mm256_add_ps(acc[2][v], acc[3][v])));
-  }
+  for (int v = 0; v < 4; ++v) _mm256_storeu_ps(y + 8 * v, _mm256_add_ps(acc[0][v], acc[1][v]));
 }
 
 // y[0..12) = sum over k of x[k] * panel[k][0..12): an A operand's panel, one vector of 8 and
-// one of 4 values a step.
+// one of 4 values a step, so four sets of sums.
 TF_AVX2 void a_panel_gemv(const float* panel, int64_t depth, const float* x, float* y) {
   static_assert(kMR == 12, "an A panel is 8 + 4 values a depth step");
   __m256 lo[kSets];
