@@ -4,6 +4,7 @@
 #include "ir/graph_clone.h"
 #include "passes/batch_norm_folding.h"
 #include "passes/conv_epilogue_folding.h"
+#include "passes/matmul_activation_folding.h"
 #include "passes/matmul_bias_folding.h"
 #include "passes/matmul_transpose_folding.h"
 #include "passes/decompose_composites.h"
@@ -18,6 +19,7 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
   if (fuse) {  // unfused mode keeps one op per step
     passes::fold_matmul_transposes(planned.graph);
     passes::fold_matmul_biases(planned.graph);
+    passes::fold_matmul_activations(planned.graph);  // after the biases: they come between
     passes::fold_conv_epilogues(planned.graph);
   }
   passes::decompose_composites(planned.graph);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "ir/ops/fused_activation.h"
 #include "ir/shape.h"
 #include "reference/index_map.h"
 #include "reference/integer_math.h"
@@ -117,18 +118,23 @@ Tensor fused_operand(const Node& node, const Tensor& x, const char* attr) {
   return gather_elements(x, strided_indices(shape, strides), shape);
 }
 
-// MatMul of the (transposed) operands, then bias[j] added to every output row.
+// MatMul of the (transposed) operands, then bias[j] added to every output row, then the
+// activation (in double, on the product rounded to the output's type, as the unfused graph does).
 std::vector<Tensor> fused_matmul(const Node& node, const std::vector<Tensor>& in) {
   const Tensor a = fused_operand(node, required_input(node, in, 0), "perm_a");
   const Tensor b = fused_operand(node, required_input(node, in, 1), "perm_b");
   Tensor out = matmul(node, {a, b}).at(0);
   const Tensor* bias = optional_input(in, 2);
-  if (bias == nullptr) return {out};
   const int64_t n = out.shape().back();
-  if (bias->rank() != 1 || bias->numel() != n) {
+  if (bias != nullptr && (bias->rank() != 1 || bias->numel() != n)) {
     fail_user("{}: bias {} must be [{}], the output's last dim", node.describe(), bias->summary(), n);
   }
-  for (int64_t i = 0; i < out.numel(); ++i) out.set_f64(i, out.get_f64(i) + bias->get_f64(i % n));
+  if (bias != nullptr) {
+    for (int64_t i = 0; i < out.numel(); ++i) out.set_f64(i, out.get_f64(i) + bias->get_f64(i % n));
+  }
+  const FusedActivation act = fused_activation(node);
+  if (act.identity()) return {out};
+  for (int64_t i = 0; i < out.numel(); ++i) out.set_f64(i, act(out.get_f64(i)));
   return {out};
 }
 

@@ -154,7 +154,7 @@ std::vector<Tensor> conv(const Node& node, const std::vector<Tensor>& in) {
   return {from_doubles(in[0].dtype(), shape, y)};
 }
 
-// FusedConv: activation(Conv(X, W, B) + Z), the activation's clamp in double.
+// FusedConv: activation(Conv(X, W, B) + Z), the activation in double.
 std::vector<Tensor> fused_conv(const Node& node, const std::vector<Tensor>& in) {
   std::vector<int64_t> shape;
   std::vector<double> y = conv_doubles(node, in, shape);
@@ -162,12 +162,9 @@ std::vector<Tensor> fused_conv(const Node& node, const std::vector<Tensor>& in) 
   if (z != nullptr && z->shape() != shape) {
     fail_user("{}: residual {} must have the output's shape [{}]", node.describe(), z->summary(), fmt::join(shape, ", "));
   }
-  const ClampActivation act = fused_activation(node);
+  const FusedActivation act = fused_activation(node);
   for (size_t i = 0; i < y.size(); ++i) {
-    const double v = y[i] + (z != nullptr ? z->get_f64(static_cast<int64_t>(i)) : 0.0);
-    double g = act.scale * v + act.shift;
-    g = g < act.lo ? act.lo : (g > act.hi ? act.hi : g);
-    y[i] = act.times_input ? v * g : g;
+    y[i] = act(y[i] + (z != nullptr ? z->get_f64(static_cast<int64_t>(i)) : 0.0));
   }
   return {from_doubles(in[0].dtype(), shape, y)};
 }

@@ -157,7 +157,7 @@ class ConvCall : public LibraryCall {
 
   const Node& node_;
   GemmBlocking blocking_;
-  ClampActivation activation_;  // FusedConv's; the identity for a Conv
+  FusedActivation activation_;  // FusedConv's; the identity for a Conv
   std::vector<PackedOperand> packed_;
   std::vector<float> cols_;            // the OpenBLAS path's unfolded input, reused across runs
   std::vector<PackB> packers_;         // per image and group

@@ -8,7 +8,7 @@ namespace tilefuse::runtime {
 namespace {
 
 __attribute__((target("avx2,fma"))) int64_t avx2_epilogue(float* y, const float* residual, int64_t count,
-                                                            const ClampActivation& a) {
+                                                            const FusedActivation& a) {
   const Avx2Activation act(a);
   int64_t i = 0;
   for (; i + 8 <= count; i += 8) {
@@ -21,7 +21,7 @@ __attribute__((target("avx2,fma"))) int64_t avx2_epilogue(float* y, const float*
 
 }  // namespace
 
-void apply_epilogue(float* y, const float* residual, int64_t count, const ClampActivation& act) {
+void apply_epilogue(float* y, const float* residual, int64_t count, const FusedActivation& act) {
   const int64_t done = vector_isa() != VectorIsa::scalar ? avx2_epilogue(y, residual, count, act) : 0;
   for (int64_t i = done; i < count; ++i) y[i] = act(residual != nullptr ? y[i] + residual[i] : y[i]);
 }

@@ -10,6 +10,6 @@
 namespace tilefuse::runtime {
 
 // y[i] = act(y[i] + residual[i]) for i < count; residual may be null.
-void apply_epilogue(float* y, const float* residual, int64_t count, const ClampActivation& act);
+void apply_epilogue(float* y, const float* residual, int64_t count, const FusedActivation& act);
 
 }  // namespace tilefuse::runtime

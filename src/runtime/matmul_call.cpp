@@ -4,8 +4,10 @@
 #include <vector>
 
 #include "ir/error.h"
+#include "ir/ops/fused_activation.h"
 #include "ir/shape.h"
 #include "runtime/blas_on_team.h"
+#include "runtime/epilogue.h"
 
 namespace tilefuse::runtime {
 
@@ -77,7 +79,8 @@ struct MatMulShape {
 
 class MatMulCall : public LibraryCall {
  public:
-  MatMulCall(const Node& node, const GemmBlocking& blocking) : node_(node), blocking_(blocking) {
+  MatMulCall(const Node& node, const GemmBlocking& blocking)
+      : node_(node), blocking_(blocking), activation_(fused_activation(node)) {
     const Value* b = node.input(1);
     if (!own_gemm_engine() || !b->constant.has_value() || node.has_attr("perm_b")) return;
     // A constant B: each of its batch matrices packed once.
@@ -108,6 +111,7 @@ class MatMulCall : public LibraryCall {
       if (!packed_.empty()) p.b.packed = &packed_[s.b_offsets[i] / std::max<int64_t>(1, s.k * s.n)];
       p.c = c + i * s.m * s.n, p.ldc = s.n;
       p.col_bias = bias;
+      if (!activation_.identity()) p.activation = &activation_;
     }
     sgemm(team, problems_, blocking_);
   }
@@ -139,10 +143,14 @@ class MatMulCall : public LibraryCall {
       blas_calls_.push_back(g);
     }
     blas_sgemm_on_team(team, blas_calls_);
+    if (activation_.identity()) return;
+    const int64_t count = static_cast<int64_t>(s.a_offsets.size()) * s.m * s.n;
+    team.run(count, [&](int, int64_t first, int64_t end) { apply_epilogue(c + first, nullptr, end - first, activation_); });
   }
 
   const Node& node_;
   GemmBlocking blocking_;
+  FusedActivation activation_;  // FusedMatMul's; the identity for a MatMul
   std::vector<PackedOperand> packed_;
   std::vector<GemmProblem> problems_;  // reused across runs
   std::vector<BlasGemm> blas_calls_;   // the OpenBLAS path's, reused across runs

@@ -90,7 +90,7 @@ struct GemmProblem {
   // After the whole depth: C = activation(C + residual); the residual (m x n, row stride ldc) may
   // be null, the activation is null for none.
   const float* residual = nullptr;
-  const ClampActivation* activation = nullptr;
+  const FusedActivation* activation = nullptr;
 };
 
 // Solves every problem on the team; requires microkernel_supported().

@@ -78,7 +78,7 @@ TF_AVX2 void subtile(int64_t kc, const float* a, const float* b, float* c, int64
   }
   const RowAccess access{t.cols == 8 * V, lanes8(t.cols), lanes8(t.cols - 8)};
   const __m256 alpha = _mm256_set1_ps(store.alpha);
-  const Avx2Activation act(store.activation != nullptr ? *store.activation : ClampActivation{});
+  const Avx2Activation act(store.activation != nullptr ? *store.activation : FusedActivation{});
   __m256 bias[V];
 #pragma GCC unroll 2
   for (int v = 0; v < V; ++v) {

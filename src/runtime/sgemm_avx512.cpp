@@ -89,7 +89,7 @@ TF_AVX512 void microkernel_rows(int64_t kc, const float* a, const float* b, floa
   }
   const __mmask16 m_lo = lanes(cols), m_hi = lanes(cols - 16);
   const __m512 alpha = _mm512_set1_ps(store.alpha);
-  const Avx512Activation act(store.activation != nullptr ? *store.activation : ClampActivation{});
+  const Avx512Activation act(store.activation != nullptr ? *store.activation : FusedActivation{});
   __m512 bias_lo = _mm512_setzero_ps(), bias_hi = _mm512_setzero_ps();
   if (store.col_bias != nullptr) {
     bias_lo = _mm512_maskz_loadu_ps(m_lo, store.col_bias);

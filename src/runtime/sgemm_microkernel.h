@@ -33,7 +33,7 @@ struct TileStore {
   const float* row_bias = nullptr;
   const float* col_bias = nullptr;
   const float* residual = nullptr;
-  const ClampActivation* activation = nullptr;
+  const FusedActivation* activation = nullptr;
 };
 
 // True if this CPU runs a micro-kernel: vector_isa() is AVX2 or AVX-512.

@@ -116,6 +116,9 @@ INSTANTIATE_TEST_SUITE_P(
                                {{"group", int64_t{3}}, {"activation_params", std::vector<double>{0.3, 0.4}}}, true, true, true, "HardSigmoid"},
                       ConvCase{"DepthwiseResidualHardSwish", {1, 4, 7, 7}, {4, 1, 3, 3},
                                {{"group", int64_t{4}}, {"pads", Ints{1, 1, 1, 1}}}, true, true, true, "HardSwish"},
+                      ConvCase{"DepthwiseGelu", {1, 4, 7, 7}, {4, 1, 3, 3},
+                               {{"group", int64_t{4}}, {"pads", Ints{1, 1, 1, 1}}}, true, true, false, "Gelu"},
+                      ConvCase{"ResidualGelu", {1, 20, 9, 9}, {30, 20, 3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, true, true, "Gelu"},
                       ConvCase{"WeightNotConstantRelu", {2, 3, 8, 9}, {4, 3, 3, 3}, {}, true, false, false, "Relu"}),
     [](const auto& info) { return info.param.name; });
 

@@ -1,6 +1,6 @@
 // MatMul, FusedMatMul and Gemm library calls against the reference kernels: batch broadcasting,
 // 1-D operands, constant (packed) and non-constant weights, transposed operands through perms
-// and transA/transB, bias vectors and every form of Gemm's C, on 1 and 2 workers.
+// and transA/transB, bias vectors, activations and every form of Gemm's C, on 1 and 2 workers.
 #include "runtime/matmul_call.h"
 
 #include <gtest/gtest.h>
@@ -64,6 +64,10 @@ INSTANTIATE_TEST_SUITE_P(
         MatMulCase{"VectorA", "MatMul", {{7}, {2, 7, 5}}, {}},
         MatMulCase{"VectorB", "MatMul", {{2, 5, 7}, {7}}, {}},
         MatMulCase{"FusedBias", "FusedMatMul", {{2, 6, 20}, {20, 35}, {35}}, {}, true},
+        // The activation in the store epilogue (a matrix-vector product's too), or after OpenBLAS.
+        MatMulCase{"FusedBiasGelu", "FusedMatMul", {{2, 6, 20}, {20, 35}, {35}}, {{"activation", std::string("Gelu")}}, true},
+        MatMulCase{"FusedRelu", "FusedMatMul", {{13, 40}, {40, 37}}, {{"activation", std::string("Relu")}}},
+        MatMulCase{"FusedGeluOneRow", "FusedMatMul", {{1, 40}, {40, 37}, {37}}, {{"activation", std::string("Gelu")}}, true},
         MatMulCase{"HeadsQK", "FusedMatMul", {{2, 9, 3, 16}, {2, 9, 3, 16}},
                    {{"perm_a", Ints{0, 2, 1, 3}}, {"perm_b", Ints{0, 2, 3, 1}}}},
         MatMulCase{"HeadsPV", "FusedMatMul", {{2, 3, 9, 9}, {2, 9, 3, 16}}, {{"perm_b", Ints{0, 2, 1, 3}}}},

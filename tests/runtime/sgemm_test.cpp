@@ -39,7 +39,7 @@ struct Options {
   float alpha = 1.0f;
   int batch = 1;
   bool residual = false;
-  const ClampActivation* activation = nullptr;
+  const FusedActivation* activation = nullptr;
   int64_t spread = 1;  // of the operands' values in memory
 };
 
@@ -155,11 +155,12 @@ TEST_F(Sgemm, EpilogueAccumulatesScalesAndAddsBias) {
 }
 
 // The residual and the activation come once, after the last depth block (three blocks of 16
-// here): applied to a partial sum, a clamp would cut values the later blocks change.
+// here): applied to a partial sum, a clamp or a GELU would change values the later blocks add to.
 TEST_F(Sgemm, EpilogueAddsResidualThenActivatesAfterTheWholeDepth) {
-  const ClampActivation relu6{.lo = 0.0f, .hi = 6.0f};
-  const ClampActivation hard_swish{.scale = 1.0f / 6.0f, .shift = 0.5f, .lo = 0.0f, .hi = 1.0f, .times_input = true};
-  for (const ClampActivation* act : {&relu6, &hard_swish}) {
+  const FusedActivation relu6{.lo = 0.0f, .hi = 6.0f};
+  const FusedActivation hard_swish{.scale = 1.0f / 6.0f, .shift = 0.5f, .lo = 0.0f, .hi = 1.0f, .times_input = true};
+  const FusedActivation gelu{.form = FusedActivation::Form::gelu};
+  for (const FusedActivation* act : {&relu6, &hard_swish, &gelu}) {
     check({29, 45, 40}, {.row_bias = true, .residual = true, .activation = act}, 2, small);
     check({13, 70, 33}, {.tb = true, .pack_a = true, .residual = true, .activation = act}, 1, defaults);
     check({9, 10, 0}, {.row_bias = true, .residual = true, .activation = act}, 1, small);
@@ -182,7 +183,7 @@ TEST_F(Sgemm, EmptyDepthIsBiasOnly) {
 // block of B packed once for all of them, with the epilogue on every block of rows.
 TEST_F(Sgemm, PackedARowsPassByInBlocksOfMc) {
   const GemmBlocking odd{.mc = 30, .kc = 16, .nc = 64, .nb = 32};
-  const ClampActivation relu6{.lo = 0.0f, .hi = 6.0f};
+  const FusedActivation relu6{.lo = 0.0f, .hi = 6.0f};
   for (int workers : {1, 2, 3}) {
     check({61, 45, 40}, {.pack_a = true, .row_bias = true, .residual = true, .activation = &relu6}, workers, odd);
     check({100, 7, 33}, {.tb = true, .pack_a = true, .accumulate = true}, workers, odd);
@@ -193,7 +194,7 @@ TEST_F(Sgemm, PackedARowsPassByInBlocksOfMc) {
 // straight from the panels: panel and depth tails (the depth is unrolled by 4), every
 // epilogue, strided vectors (gathered), batches and a weight large enough to split.
 TEST_F(Sgemm, MatrixVectorProductsAgainstPackedOperands) {
-  const ClampActivation relu6{.lo = 0.0f, .hi = 6.0f};
+  const FusedActivation relu6{.lo = 0.0f, .hi = 6.0f};
   for (int64_t k : {1, 3, 70}) {
     for (int workers : {1, 3}) {
       check({37, 1, k}, {.pack_a = true, .row_bias = true, .residual = true, .activation = &relu6}, workers, defaults);

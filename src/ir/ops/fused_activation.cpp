@@ -16,12 +16,12 @@ std::optional<double> clip_bound(const Node& clip, size_t index, double fallback
 
 }  // namespace
 
-bool ClampActivation::identity() const {
-  return scale == 1.0f && shift == 0.0f && lo == -std::numeric_limits<float>::infinity() &&
+bool FusedActivation::identity() const {
+  return form == Form::clamp && scale == 1.0f && shift == 0.0f && lo == -std::numeric_limits<float>::infinity() &&
          hi == std::numeric_limits<float>::infinity() && !times_input;
 }
 
-ClampActivation fused_activation(const Node& node) {
+FusedActivation fused_activation(const Node& node) {
   const std::string name = node.attr_string("activation", "");
   const std::vector<double> p = node.attr_floats("activation_params");
   auto params = [&](size_t count) {
@@ -29,7 +29,7 @@ ClampActivation fused_activation(const Node& node) {
       fail_user("{}: activation {} takes {} activation_params, got {}", node.describe(), name, count, p.size());
     }
   };
-  ClampActivation a;
+  FusedActivation a;
   if (name.empty()) {
     params(0);
   } else if (name == "Relu") {
@@ -44,8 +44,11 @@ ClampActivation fused_activation(const Node& node) {
   } else if (name == "HardSwish") {
     params(0);
     a.scale = 1.0f / 6.0f, a.shift = 0.5f, a.lo = 0.0f, a.hi = 1.0f, a.times_input = true;
+  } else if (name == "Gelu") {
+    params(0);
+    a.form = FusedActivation::Form::gelu;
   } else {
-    fail_user("{}: activation '{}' is not one of Relu, Clip, HardSigmoid, HardSwish", node.describe(), name);
+    fail_user("{}: activation '{}' is not one of Relu, Clip, HardSigmoid, HardSwish, Gelu", node.describe(), name);
   }
   return a;
 }
@@ -53,6 +56,7 @@ ClampActivation fused_activation(const Node& node) {
 std::optional<AttributeMap> activation_attributes(const Node& node) {
   if (node.outputs.size() != 1 || node.outputs[0]->dtype != DType::f32) return std::nullopt;
   if (node.op == "Relu" || node.op == "HardSwish") return AttributeMap{{"activation", node.op}};
+  if (node.op == "Gelu" && node.attr_string("approximate", "none") == "none") return AttributeMap{{"activation", node.op}};
   if (node.op == "HardSigmoid") {
     return AttributeMap{{"activation", node.op},
                         {"activation_params", std::vector<double>{node.attr_float("alpha", 0.2), node.attr_float("beta", 0.5)}}};

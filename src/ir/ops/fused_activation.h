@@ -1,14 +1,17 @@
-// The activation a FusedConv applies to each output value after its sum (and residual): the
-// activations a network puts right after a convolution are all clamps of an affine function,
-// sometimes times the input, so one form covers them (ONNX op -> fields):
+// The activation a FusedConv or FusedMatMul applies to each output value after its sum (and
+// residual). Most activations a network puts right after a convolution are clamps of an affine
+// function, sometimes times the input, so one form covers them (ONNX op -> fields):
 //   Relu                      clamp(x, 0, inf)
 //   Clip(min, max)            clamp(x, min, max)          (ReLU6 is Clip(0, 6))
 //   HardSigmoid(alpha, beta)  clamp(alpha * x + beta, 0, 1)
 //   HardSwish                 x * clamp(x / 6 + 0.5, 0, 1)
-// FusedConv keeps the ONNX op's name in its `activation` attribute and the op's parameters in
-// `activation_params` (Clip: min, max; HardSigmoid: alpha, beta), as ONNX Runtime's FusedConv.
+// The other form is GELU, 0.5 x (1 + erf(x / sqrt 2)), which follows the first MatMul of every
+// transformer MLP (BERT, ViT, ConvNeXt). The fused op keeps the activation's ONNX name in its
+// `activation` attribute ("Gelu" for GELU) and the op's parameters in `activation_params` (Clip:
+// min, max; HardSigmoid: alpha, beta), as ONNX Runtime's FusedConv.
 #pragma once
 
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <string>
@@ -18,26 +21,31 @@
 
 namespace tilefuse {
 
-struct ClampActivation {
+struct FusedActivation {
+  enum class Form { clamp, gelu };
+  Form form = Form::clamp;
+  // The clamp form's fields (a GELU ignores them).
   float scale = 1.0f, shift = 0.0f;
   float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
   bool times_input = false;
 
   bool identity() const;
-  float operator()(float x) const {
-    float g = scale * x + shift;
-    g = g < lo ? lo : (g > hi ? hi : g);  // a NaN stays NaN
+  // In float for the runtime's scalar paths, in double for the reference interpreter.
+  template <typename T> T operator()(T x) const {
+    if (form == Form::gelu) return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
+    T g = T(scale) * x + T(shift);
+    g = g < T(lo) ? T(lo) : (g > T(hi) ? T(hi) : g);  // a NaN stays NaN
     return times_input ? x * g : g;
   }
 };
 
-// FusedConv's activation from its attributes: the identity when it has none. Fails naming the
+// A fused op's activation from its attributes: the identity when it has none. Fails naming the
 // node for an activation name or a parameter count it does not know.
-ClampActivation fused_activation(const Node& node);
+FusedActivation fused_activation(const Node& node);
 
-// The FusedConv attributes (`activation`, `activation_params`) that compute `node`, an f32 op of
+// The fused-op attributes (`activation`, `activation_params`) that compute `node`, an f32 op of
 // one input; nullopt for an op it cannot express (another op, Clip with bounds that are not
-// constant, a type other than f32).
+// constant, a Gelu with the tanh approximation, a type other than f32).
 std::optional<AttributeMap> activation_attributes(const Node& node);
 
 }  // namespace tilefuse

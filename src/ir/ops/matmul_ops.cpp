@@ -136,7 +136,10 @@ void register_matmul_ops(OpRegistry& registry) {
                 .traits = kLibraryCall,
                 .min_inputs = 2,
                 .max_inputs = 3,
-                .attrs = {{"perm_a", AttrKind::Ints}, {"perm_b", AttrKind::Ints}},
+                .attrs = {{"perm_a", AttrKind::Ints},
+                          {"perm_b", AttrKind::Ints},
+                          {"activation", AttrKind::String},
+                          {"activation_params", AttrKind::Floats}},
                 .input_dtypes = kMatMulTypes,
                 .infer = infer_fused_matmul});
   registry.add({.name = "Gemm",

@@ -1,0 +1,107 @@
+// MatMul [+ bias] + activation -> FusedMatMul with `activation`: GELU as PyTorch's exporters
+// write it (five ops, in each arrangement the pass knows), the ONNX Gelu op and the clamp activations are
+// folded; a product with another reader, a GELU with a wrong constant or the tanh Gelu are left
+// alone; the folded graph computes what the original did (reference interpreter, before and
+// after).
+#include "passes/matmul_activation_folding.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "pass_test_util.h"
+#include "passes/matmul_bias_folding.h"
+
+namespace tilefuse::passes {
+namespace {
+
+using namespace pass_testing;
+
+// How the GELU after the product is written.
+enum class GeluForm { div_then_half, half_first, half_of_sum, mul_by_inverse_sqrt2 };
+
+// x[2, 5, 8] @ w[8, 6] + bias -> p; then whatever a test adds after it.
+struct Linear {
+  Graph g;
+  Value* p = nullptr;
+  Linear() {
+    Value* x = g.add_input("x", DType::f32, {2, 5, 8});
+    Node* mm = g.add_node("MatMul", "mm", {x, g.add_constant("w", filled({8, 6}, 1))}, {"mm_out"});
+    p = g.add_node("Add", "bias", {mm->outputs[0], g.add_constant("b", filled({6}, 2))}, {"p"})->outputs[0];
+  }
+  Value* scalar(float v) { return g.add_constant(g.unique_value_name("c"), Tensor::scalar_f32(v)); }
+  Value* op(const std::string& name, std::vector<Value*> in, AttributeMap attrs = {}) {
+    return g.add_node(name, g.unique_value_name(name), std::move(in), {g.unique_value_name(name + "_out")}, std::move(attrs))
+        ->outputs[0];
+  }
+  // 0.5 * p * (1 + erf(p / sqrt 2)) in the given form.
+  Value* gelu(GeluForm form, float sqrt2 = std::sqrt(2.0f)) {
+    Value* scaled = form == GeluForm::mul_by_inverse_sqrt2 ? op("Mul", {scalar(1.0f / sqrt2), p}) : op("Div", {p, scalar(sqrt2)});
+    Value* one_plus = op("Add", {scalar(1.0f), op("Erf", {scaled})});
+    if (form == GeluForm::half_first) return op("Mul", {op("Mul", {p, scalar(0.5f)}), one_plus});
+    if (form == GeluForm::half_of_sum) return op("Mul", {p, op("Mul", {scalar(0.5f), one_plus})});
+    return op("Mul", {op("Mul", {p, one_plus}), scalar(0.5f)});
+  }
+  void finish(std::vector<Value*> outputs) {
+    g.set_outputs(outputs);
+    g.infer_shapes();
+  }
+};
+
+// Folds the bias, then the activation; returns how many activations were folded.
+int fold(Graph& g) {
+  fold_matmul_biases(g);
+  return fold_matmul_activations(g);
+}
+
+TEST(MatMulActivationFolding, FoldsEachFormOfTheExportedGelu) {
+  for (GeluForm form : {GeluForm::div_then_half, GeluForm::half_first, GeluForm::half_of_sum, GeluForm::mul_by_inverse_sqrt2}) {
+    Linear before, after;
+    before.finish({before.gelu(form)});
+    after.finish({after.gelu(form)});
+    const std::string output = after.g.outputs()[0]->name;
+    EXPECT_EQ(fold(after.g), 1);
+    ASSERT_EQ(after.g.num_nodes(), 1u);
+    const Node& fused = *after.g.nodes()[0];
+    EXPECT_EQ(fused.op, "FusedMatMul");
+    EXPECT_EQ(fused.attr_string("activation", ""), "Gelu");
+    EXPECT_TRUE(fused.has_input(2)) << "the bias stays folded";
+    EXPECT_EQ(after.g.outputs()[0]->name, output);
+    expect_same_results(before.g, after.g);
+  }
+}
+
+TEST(MatMulActivationFolding, FoldsTheGeluOpAndTheClampActivations) {
+  for (const char* act : {"Gelu", "Relu", "HardSwish", "HardSigmoid"}) {
+    Linear before, after;
+    before.finish({before.op(act, {before.p})});
+    after.finish({after.op(act, {after.p})});
+    EXPECT_EQ(fold(after.g), 1) << act;
+    ASSERT_EQ(after.g.num_nodes(), 1u) << act;
+    EXPECT_EQ(after.g.nodes()[0]->attr_string("activation", ""), act);
+    expect_same_results(before.g, after.g);
+  }
+}
+
+TEST(MatMulActivationFolding, LeavesAnythingElseAlone) {
+  Linear second_reader;  // the product is also read by a Neg
+  second_reader.finish({second_reader.gelu(GeluForm::div_then_half), second_reader.op("Neg", {second_reader.p})});
+  EXPECT_EQ(fold(second_reader.g), 0);
+  Linear product_out;  // the product is a graph output
+  product_out.finish({product_out.op("Relu", {product_out.p}), product_out.p});
+  EXPECT_EQ(fold(product_out.g), 0);
+  Linear wrong_constant;  // x / 1.5 is not GELU's
+  wrong_constant.finish({wrong_constant.gelu(GeluForm::div_then_half, 1.5f)});
+  EXPECT_EQ(fold(wrong_constant.g), 0);
+  Linear tanh_gelu;  // the tanh approximation is another function
+  tanh_gelu.finish({tanh_gelu.op("Gelu", {tanh_gelu.p}, {{"approximate", std::string("tanh")}})});
+  EXPECT_EQ(fold(tanh_gelu.g), 0);
+  Linear inner_read;  // erf's sum is read by another op too
+  Value* out = inner_read.gelu(GeluForm::div_then_half);
+  Value* erf_sum = out->producer->input(0)->producer->input(1);
+  inner_read.finish({out, inner_read.op("Neg", {erf_sum})});
+  EXPECT_EQ(fold(inner_read.g), 0);
+}
+
+}  // namespace
+}  // namespace tilefuse::passes
