@@ -1,5 +1,5 @@
 // The row kernels against the obvious loops, for every length around the vector width (full
-// vectors, masked tails, the stride-2 path's early stop) and strides 1-3; strided_max with NaN
+// vectors, masked tails, the stride-2 path's masked last vector) and strides 1-3; strided_max with NaN
 // on either side.
 #include "runtime/row_kernels.h"
 
