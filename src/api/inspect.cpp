@@ -66,6 +66,17 @@ std::vector<const Value*> values_in_reading_order(const Graph& graph) {
   return ordered;
 }
 
+// What a fused GEMM or convolution computes in its store besides the product, in order: the
+// folded bias, the residual, the activation.
+std::vector<std::string> epilogue_of(const Node& node) {
+  if (node.op != "FusedMatMul" && node.op != "FusedConv") return {};
+  std::vector<std::string> parts;
+  if (node.has_input(2)) parts.push_back("bias");
+  if (node.op == "FusedConv" && node.has_input(3)) parts.push_back("residual");
+  if (const std::string act = node.attr_string("activation", ""); !act.empty()) parts.push_back(act);
+  return parts;
+}
+
 PlanStepInfo describe_step(const fusion::PlanStep& step, const RoleLookup& roles) {
   PlanStepInfo info;
   info.kind = step.kind;
@@ -76,6 +87,7 @@ PlanStepInfo describe_step(const fusion::PlanStep& step, const RoleLookup& roles
     // What step_bytes counts for these steps: every present input and every output.
     info.name = step.node->name;
     info.ops = {{step.node->op, step.node->name}};
+    info.epilogue = epilogue_of(*step.node);
     info.inputs = roles.describe_all(step.node->inputs);
     info.outputs = roles.describe_all(step.node->outputs);
     return info;
@@ -143,6 +155,7 @@ nlohmann::json step_to_json(const PlanStepInfo& step) {
   nlohmann::json json = {{"kind", fusion::step_kind_name(step.kind)}, {"name", step.name}};
   json["ops"] = nlohmann::json::array();
   for (const PlanOp& op : step.ops) json["ops"].push_back({{"op", op.op}, {"node", op.node}});
+  if (!step.epilogue.empty()) json["epilogue"] = step.epilogue;
   if (step.kind == fusion::StepKind::Kernel) {
     json["patterns"] = step.patterns;
     json["domain"] = shape_to_string(step.domain);
@@ -175,11 +188,13 @@ std::string bindings_text(const SymbolBindings& bindings) {
   return out;
 }
 
-// "Add Mul Erf" for a kernel, abbreviated after kOpsShownPerStep op types.
+// "Add Mul Erf" for a kernel, abbreviated after kOpsShownPerStep op types; "FusedMatMul +bias
+// +Gelu" for a GEMM with its epilogue.
 std::string ops_text(const PlanStepInfo& step) {
   std::string out;
   for (size_t i = 0; i < step.ops.size() && i < kOpsShownPerStep; ++i) out += (i ? " " : "") + step.ops[i].op;
   if (step.ops.size() > kOpsShownPerStep) out += fmt::format(" +{} more", step.ops.size() - kOpsShownPerStep);
+  for (const std::string& part : step.epilogue) out += " +" + part;
   return out;
 }
 

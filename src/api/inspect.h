@@ -39,6 +39,7 @@ struct PlanStepInfo {
   fusion::StepKind kind;
   std::string name;                   // the kernel's name; the node's name for other steps
   std::vector<PlanOp> ops;            // one for steps that are not kernels
+  std::vector<std::string> epilogue;  // library calls: what the op adds in its store ("bias", "Gelu", ...)
   std::vector<std::string> patterns;  // kernels: the patterns that merged it
   Shape domain;                       // kernels: the iteration space
   std::vector<int64_t> reduced_axes;  // kernels: axes reduced inside the kernel

@@ -11,9 +11,11 @@ namespace tilefuse::passes {
 namespace {
 
 // The MatMul producing `x`, if it can take an activation and `readers` ops read `x`, nothing else.
+// FusedMatMul multiplies matrices: a MatMul of a vector stays as it is.
 Node* foldable_matmul(const Graph& graph, const Value* x, size_t readers) {
   Node* mm = x->producer;
   if (mm == nullptr || (mm->op != "MatMul" && mm->op != "FusedMatMul") || mm->attrs.contains("activation")) return nullptr;
+  if (mm->input(0)->rank() < 2 || mm->input(1)->rank() < 2) return nullptr;
   if (x->dtype != DType::f32 || x->users.size() != readers || graph.is_output(x)) return nullptr;
   return mm;
 }

@@ -38,15 +38,16 @@ Graph small_graph() {
   return g;
 }
 
-// h = x @ w (a library call), y = Relu(h), z = Sigmoid(y); outputs y and z, all f32[N, 8]
-// except x: f32[N, 16]. Fused: the MatMul, then one kernel for Relu+Sigmoid.
+// h = x @ w (a library call), y = Neg(h), z = Sigmoid(y); outputs y and z, all f32[N, 8]
+// except x: f32[N, 16]. Fused: the MatMul, then one kernel for Neg+Sigmoid (Neg is no activation
+// the GEMM's store takes).
 Graph matmul_epilogue() {
   Graph g;
   g.name = "epilogue";
   Value* x = g.add_input("x", DType::f32, {N, 16});
   Value* w = g.add_constant("w", Tensor(DType::f32, {16, 8}));
   Value* h = g.add_node("MatMul", "mm", {x, w}, {"h"})->outputs[0];
-  Value* y = g.add_node("Relu", "relu", {h}, {"y"})->outputs[0];
+  Value* y = g.add_node("Neg", "neg", {h}, {"y"})->outputs[0];
   Value* z = g.add_node("Sigmoid", "sigmoid", {y}, {"z"})->outputs[0];
   g.set_outputs({y, z});
   g.infer_shapes();
@@ -107,7 +108,7 @@ TEST(InspectPlan, StepsListLibraryCallAndFusedKernelWithTheirTensors) {
   const PlanStepInfo& kernel = plan.steps[1];
   EXPECT_EQ(kernel.kind, fusion::StepKind::Kernel);
   ASSERT_EQ(kernel.ops.size(), 2u);
-  EXPECT_EQ(kernel.ops[0].op, "Relu");
+  EXPECT_EQ(kernel.ops[0].op, "Neg");
   EXPECT_EQ(kernel.ops[1].node, "sigmoid");
   ASSERT_EQ(kernel.inputs.size(), 1u);
   EXPECT_EQ(kernel.inputs[0].name, "h");
@@ -163,7 +164,7 @@ TEST(InspectPlan, TotalsCompareFusedWithUnfusedAtAStatedSize) {
   const PlanSummary plan = inspect_graph(matmul_epilogue()).plan;
   EXPECT_EQ(plan.kernels_fused, 2);
   EXPECT_EQ(plan.kernels_unfused, 3);
-  // MatMul reads x and w and writes h in both; unfused, Relu writes y and Sigmoid reads it back.
+  // MatMul reads x and w and writes h in both; unfused, Neg writes y and Sigmoid reads it back.
   const Dim matmul = N * 64 + 512 + N * 32;
   EXPECT_EQ(plan.bytes_fused, matmul + N * 96);
   EXPECT_EQ(plan.bytes_unfused, matmul + N * 64 + N * 64);
@@ -206,8 +207,25 @@ TEST(InspectPlan, TableShowsTotalsAndOneLinePerStep) {
   const std::string table = report_to_table(inspect_graph(matmul_epilogue()));
   EXPECT_THAT(table, HasSubstr("fusion plan: 2 launches (unfused 3, -33%)"));
   EXPECT_THAT(table, HasSubstr("at N=1024"));
-  EXPECT_TRUE(std::regex_search(table, std::regex(R"(\n  1 +kernel +\S+ +Relu Sigmoid +96\*N\n)"))) << table;
+  EXPECT_TRUE(std::regex_search(table, std::regex(R"(\n  1 +kernel +\S+ +Neg Sigmoid +96\*N\n)"))) << table;
   EXPECT_TRUE(std::regex_search(table, std::regex(R"(\n  0 +library +mm +MatMul )"))) << table;
+}
+
+// x @ w + b, then Relu: one GEMM whose store adds the bias and applies the Relu; the report
+// says so in the table and in JSON.
+TEST(InspectPlan, AGemmShowsWhatItsStoreAdds) {
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {4, 16});
+  Value* h = g.add_node("MatMul", "mm", {x, g.add_constant("w", Tensor(DType::f32, {16, 8}))}, {"h"})->outputs[0];
+  Value* y = g.add_node("Add", "bias", {h, g.add_constant("b", Tensor(DType::f32, {8}))}, {"y"})->outputs[0];
+  g.add_output(g.add_node("Relu", "relu", {y}, {"z"})->outputs[0]);
+  g.infer_shapes();
+  const InspectReport report = inspect_graph(g);
+  ASSERT_EQ(report.plan.steps.size(), 1u);
+  EXPECT_EQ(report.plan.steps[0].epilogue, (std::vector<std::string>{"bias", "Relu"}));
+  EXPECT_TRUE(std::regex_search(report_to_table(report), std::regex(R"(\n  0 +library +mm +FusedMatMul \+bias \+Relu )")))
+      << report_to_table(report);
+  EXPECT_EQ(report_to_json(report)["plan"][0]["epilogue"], (nlohmann::json{"bias", "Relu"}));
 }
 
 // The text of the cluster that begins at `header`, up to its closing brace.
@@ -222,7 +240,7 @@ TEST(DotWriter, FusedKernelIsAClusterAndLibraryCallsAreStyledApart) {
   const std::string dot = plan_to_dot(planned);
   const std::string kernel = cluster_text(dot, "subgraph cluster_k0 {");
   EXPECT_THAT(kernel, HasSubstr(fmt::format("label=\"{}\"", planned.plan.steps[1].kernel.name)));
-  EXPECT_THAT(kernel, HasSubstr("label=\"Relu\\nrelu\""));
+  EXPECT_THAT(kernel, HasSubstr("label=\"Neg\\nneg\""));
   EXPECT_THAT(kernel, HasSubstr("label=\"Sigmoid\\nsigmoid\""));
   EXPECT_THAT(kernel, Not(HasSubstr("MatMul")));
   EXPECT_THAT(kernel, Not(HasSubstr("->")));  // edges outside clusters: they would pull nodes in

@@ -96,6 +96,12 @@ TEST(MatMulActivationFolding, LeavesAnythingElseAlone) {
   Linear tanh_gelu;  // the tanh approximation is another function
   tanh_gelu.finish({tanh_gelu.op("Gelu", {tanh_gelu.p}, {{"approximate", std::string("tanh")}})});
   EXPECT_EQ(fold(tanh_gelu.g), 0);
+  Graph vector_product;  // a MatMul of a vector stays a MatMul (FusedMatMul takes matrices)
+  Value* v = vector_product.add_input("v", DType::f32, {8});
+  Value* m = vector_product.add_node("MatMul", "mm", {v, vector_product.add_constant("w", filled({8, 6}, 1))}, {"m"})->outputs[0];
+  vector_product.set_outputs({vector_product.add_node("Relu", "relu", {m}, {"r"})->outputs[0]});
+  vector_product.infer_shapes();
+  EXPECT_EQ(fold(vector_product), 0);
   Linear inner_read;  // erf's sum is read by another op too
   Value* out = inner_read.gelu(GeluForm::div_then_half);
   Value* erf_sum = out->producer->input(0)->producer->input(1);
