@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "ir/ops/window_geometry.h"
 #include "runtime/row_kernels.h"
@@ -27,15 +28,35 @@ PoolShape pool_shape(const Node& node, const Tensor& x, const Tensor& out) {
           at(g.dilations, 1, 1), at(pads, 0, 0), at(pads, 1, 0)};
 }
 
+// A max over a window is a max over its rows of the max down its column: per output row, the
+// rows under the window are first reduced into one row (contiguous vector maxima), then each
+// kernel column takes one strided pass over that row, kw passes instead of kh * kw.
 void max_pool(const PoolShape& s, const float* x, float* out, int64_t first_plane, int64_t end_plane) {
+  thread_local std::vector<float> column_max;
+  column_max.resize(static_cast<size_t>(s.width));
   for (int64_t plane = first_plane; plane < end_plane; ++plane) {
     const float* src = x + plane * s.height * s.width;
     for (int64_t oy = 0; oy < s.out_h; ++oy) {
       float* o = out + (plane * s.out_h + oy) * s.out_w;
       std::fill(o, o + s.out_w, -std::numeric_limits<float>::infinity());
-      for_each_tap_run(s, oy, [&](int64_t, int64_t offset, int64_t lo, int64_t hi) {
-        strided_max(src + offset, s.stride_w, o + lo, hi - lo);
-      });
+      bool any_row = false;
+      for (int64_t i = 0; i < s.kh; ++i) {
+        const int64_t y = oy * s.stride_h - s.pad_top + i * s.dil_h;
+        if (y < 0 || y >= s.height) continue;
+        const float* row = src + y * s.width;
+        if (any_row) {
+          strided_max(row, 1, column_max.data(), s.width);
+        } else {
+          std::copy(row, row + s.width, column_max.begin());
+        }
+        any_row = true;
+      }
+      if (!any_row) continue;  // the window lies in the padding: -inf, as the reference
+      for (int64_t j = 0; j < s.kw; ++j) {
+        const int64_t shift = j * s.dil_w - s.pad_left;  // input column = ox * stride + shift
+        const auto [lo, hi] = valid_columns(shift, s.stride_w, s.width, s.out_w);
+        if (hi > lo) strided_max(column_max.data() + lo * s.stride_w + shift, s.stride_w, o + lo, hi - lo);
+      }
     }
   }
 }
