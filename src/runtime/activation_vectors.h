@@ -15,10 +15,11 @@
 namespace tilefuse::runtime {
 
 // erf as Eigen and XLA compute it in float: x P(x^2) / Q(x^2) on x clamped to [-4, 4] (erf
-// rounds to +-1 beyond), within 3.3e-7 of erf everywhere. One division and 11 FMAs: a third of
-// the work of the two-polynomial erf generated kernels use (codegen/support/
-// tilefuse_vector_math.h, <= 3 ulp), which made GELU in the GEMM's store cost more than the
-// GEMM itself at ConvNeXt's depth of 96. Highest degree first.
+// rounds to +-1 beyond), within 3.3e-7 of erf everywhere. One division and 11 FMAs: about a
+// third of the work of the two-polynomial erf generated kernels use (codegen/support/
+// tilefuse_vector_math.h, <= 3 ulp), with which GELU in the GEMM's store cost as much as a
+// separate pass over C (a third of the GEMM's time at ConvNeXt's depth of 96). Highest degree
+// first. The scalar paths use std::erf: lanes and tails agree to 3.3e-7.
 inline constexpr float kErfP[] = {-2.72614225801306e-10f, 2.77068142495902e-08f, -2.10102402082508e-06f,
                                   -5.69250639462346e-05f, -7.34990630326855e-04f, -2.95459980854025e-03f,
                                   -1.60960333262415e-02f};

@@ -64,8 +64,7 @@ TF_AVX512 void avx512_rows(const Op& op, const float* x, int64_t stride, float* 
 }
 
 // The same with 8 lanes; the tail of fewer than 8 is scalar. (A row of 56 outputs at stride 2,
-// MaxPool's in ResNet, used to leave its last vector to the scalar loop: MaxPool ran at a fifth
-// of ONNX Runtime's speed.)
+// as ResNet's MaxPool has, used to leave its last whole vector to the scalar loop too.)
 template <typename Op>
 TF_AVX2 void avx2_rows(const Op& op, const float* x, int64_t stride, float* y, int64_t n) {
   int64_t i = 0;
