@@ -1,5 +1,7 @@
 #include "property/structure_spec.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "ir/printer.h"
@@ -91,12 +93,38 @@ class StructureBuilder {
   }
 
   // x @ w with w a new input [k, 3] or [k, 1] (a BLAS step); for a matrix x, sometimes as Gemm
-  // with a bias row.
+  // with a bias row; sometimes a Linear layer with GELU as PyTorch exports it.
   Value* matmul(Value* x, int which) {
     const Dim n(which % 2 == 0 ? 3 : 1);
+    if (which % 8 >= 4) return linear_gelu(x, n, which);
     Value* w = input({x->shape.back(), n});
     if (x->rank() == 2 && which % 4 >= 2) return node("Gemm", {x, w, input({n})}, {{"beta", 0.5}});
     return node("MatMul", {x, w});
+  }
+
+  // x @ w + b, then GELU's five ops in one of the three arrangements the exporters write (which
+  // the fused mode folds into one FusedMatMul): w constant when x's last dim is static, else a new
+  // input; b a constant [n]. Sometimes the biased product joins the pool, so that a later step
+  // may read it too and the fold must be refused.
+  Value* linear_gelu(Value* x, const Dim& n, int which) {
+    const Dim& k = x->shape.back();
+    Value* w = k.is_const() ? constant(values({k.value(), n.value()})) : input({k, n});
+    Value* y = node("Add", {node("MatMul", {x, w}), constant(values({n.value()}))});
+    if (which % 3 == 0) pool_.push_back(y);
+    auto scalar = [&](float v) { return constant(Tensor::scalar_f32(v)); };
+    Value* s = node("Add", {node("Erf", {node("Div", {y, scalar(std::sqrt(2.0f))})}), scalar(1.0f)});
+    switch ((which / 8) % 3) {
+      case 0: return node("Mul", {node("Mul", {y, s}), scalar(0.5f)});
+      case 1: return node("Mul", {y, node("Mul", {s, scalar(0.5f)})});
+      default: return node("Mul", {node("Mul", {y, scalar(0.5f)}), s});
+    }
+  }
+
+  // A constant of `shape` with values in [-0.5, 0.5).
+  static Tensor values(std::vector<int64_t> shape) {
+    Tensor t(DType::f32, std::move(shape));
+    for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, static_cast<double>((i * 7) % 13) / 13.0 - 0.5);
+    return t;
   }
 
   // Every value nothing uses is an output, then the spec's extra ones (views, values read later,

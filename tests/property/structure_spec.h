@@ -1,7 +1,8 @@
 // Random graphs that exercise how the executor wires steps together rather than what kernels
 // compute: several outputs, outputs that are views of intermediates, outputs that later steps
 // also read, graph inputs and constants as outputs, the same value listed twice, unused inputs,
-// MatMul (library) and Concat (host) steps between kernels, symbolic dims. The arithmetic is
+// MatMul (library) and Concat (host) steps between kernels, Linear layers with GELU (which the
+// fused mode folds into the GEMM unless another step reads the product), symbolic dims. The arithmetic is
 // kept to a few cheap ops so that kernels repeat across cases and the suite stays fast; the
 // kernels' arithmetic is what graph_spec.h covers.
 //
