@@ -11,7 +11,9 @@
 // whose kernels do not depend on the dims, so equal op structures compile once; the first
 // cases are small (one or two ops), so their kernels repeat most; and each symbolic graph runs
 // on three sets of dims with one executor (one compile). The unfused mode, covered op by op by
-// the e2e and conformance suites, is checked on one symbolic graph in eight.
+// the e2e and conformance suites, is checked on one symbolic graph in eight. A case that would
+// start past the property's time budget is skipped and counted (CaseBudget).
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -53,10 +55,10 @@ void check_case(const GraphSpec& spec, const std::vector<std::vector<int64_t>>& 
   if (!report.empty()) RC_FAIL(report);
 }
 
-// Runs `property` for `cases` cases unless RC_PARAMS sets max_success, and always says which
-// seed it used, so a failure (or a timeout) can be rerun exactly.
+// Runs `property` for `cases` cases unless RC_PARAMS sets max_success (those that start within
+// `budget`), and always says which seed it used, so a failure (or a timeout) can be rerun exactly.
 template <typename Property>
-void check_property(const char* name, int cases, Property property) {
+void check_property(const char* name, int cases, std::chrono::seconds budget, Property property) {
   spdlog::set_level(spdlog::level::warn);  // one "kernels ready" line per case would bury a failure
   const rc::detail::TestParams params = property_params(name, cases);
   const auto& c = totals().counters.cache;
@@ -64,18 +66,23 @@ void check_property(const char* name, int cases, Property property) {
   const int64_t compiles_before = c.compiles, hits_before = c.cache_hits;
   rc::detail::TestMetadata metadata;
   metadata.id = name;
-  rc::detail::TestResult result = rc::detail::checkTestable(property, metadata, params);
+  CaseBudget deadline(budget);
+  rc::detail::TestResult result = rc::detail::checkTestable(
+      [&] {
+        if (!deadline.exhausted()) property();
+      },
+      metadata, params);
   std::ostringstream message;
   rc::detail::printResultMessage(result, message);
   std::cout << name << ": " << totals().cases - cases_before << " (graph, shape, data) cases run, "
             << c.compiles - compiles_before << " kernels compiled, " << c.cache_hits - hits_before
-            << " from the cache" << std::endl;
+            << " from the cache, " << deadline.skipped() << " skipped past the time budget" << std::endl;
   EXPECT_TRUE(result.template is<rc::detail::SuccessResult>()) << message.str();
 }
 
 // Each graph runs on three sets of dims: 170 graphs, 510 (graph, shape, data) cases.
 TEST(FusedExecution, MatchesReferenceWithSymbolicShapes) {
-  check_property("symbolic shapes", 170, [] {
+  check_property("symbolic shapes", 170, std::chrono::seconds(75), [] {
     GraphSpec spec = *graph_spec(true);
     auto more_dims = *rc::gen::container<std::vector<std::vector<int64_t>>>(
         2, rc::gen::container<std::vector<int64_t>>(spec.dims.size(), dim_gen()));
@@ -84,7 +91,7 @@ TEST(FusedExecution, MatchesReferenceWithSymbolicShapes) {
 }
 
 TEST(FusedExecution, MatchesReferenceWithStaticShapes) {
-  check_property("static shapes", 100, [] { check_case(*graph_spec(false), {}, false); });
+  check_property("static shapes", 100, std::chrono::seconds(45), [] { check_case(*graph_spec(false), {}, false); });
 }
 
 }  // namespace

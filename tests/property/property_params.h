@@ -4,6 +4,7 @@
 // ENVIRONMENT through gtest_discover_tests lost every variable after the first.)
 #pragma once
 
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -13,6 +14,34 @@
 namespace tilefuse::property {
 
 inline constexpr uint64_t kFixedSeed = 20261129;
+
+// True when RC_PARAMS sets the number of cases (`make property-explore`): then every case runs.
+inline bool cases_from_environment() {
+  const char* env = std::getenv("RC_PARAMS");
+  return env != nullptr && std::string(env).find("max_success") != std::string::npos;
+}
+
+// A deadline for a property's cases in `make test`: a case that would start after it is skipped
+// and counted, so a slow machine makes the test shorter, never a timeout (and CI stays short).
+// Cases counted by RC_PARAMS have no deadline.
+class CaseBudget {
+ public:
+  explicit CaseBudget(std::chrono::seconds budget)
+      : deadline_(std::chrono::steady_clock::now() + budget), unlimited_(cases_from_environment()) {}
+
+  // True (and the case is counted as skipped) once the deadline has passed.
+  bool exhausted() {
+    if (unlimited_ || std::chrono::steady_clock::now() < deadline_) return false;
+    ++skipped_;
+    return true;
+  }
+  int skipped() const { return skipped_; }
+
+ private:
+  std::chrono::steady_clock::time_point deadline_;
+  bool unlimited_;
+  int skipped_ = 0;
+};
 
 inline rc::detail::TestParams property_params(const char* name, int cases) {
   rc::detail::TestParams params = rc::detail::configuration().testParams;
