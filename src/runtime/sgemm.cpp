@@ -107,9 +107,10 @@ Panels b_block(const GemmProblem& pr, int64_t k0, int64_t kc, int64_t col0, int6
 
 // The micro-kernel down every row panel of a tile for the B micro-panel `b` (columns j .. j +
 // n), over the depth block that is the problem's first and/or last. `next`, if not null, is the
-// B micro-panel after it: each call fetches a share of it into L2.
+// B micro-panel after it: each call fetches a share of it into L2. Otherwise, with prefetch_a,
+// each call fetches the next A micro-panel whole into L2.
 void run_column_panel(const GemmProblem& pr, const Panels& a, int64_t row0, int64_t rows, int64_t kc, bool first,
-                      bool last, const float* b, int64_t j, int n, const float* next) {
+                      bool last, const float* b, int64_t j, int n, const float* next, bool prefetch_a) {
   const int64_t a_panels = ceil_div(rows, kMR);
   const int64_t lines = ceil_div(2 * kc, a_panels);  // a B micro-panel is 2 lines per depth step
   for (int64_t ip = 0; ip < a_panels; ++ip) {
@@ -126,6 +127,9 @@ void run_column_panel(const GemmProblem& pr, const Panels& a, int64_t row0, int6
     if (next != nullptr) {
       prefetch.from = reinterpret_cast<const char*>(next) + 64 * ip * lines;
       prefetch.lines = std::max<int64_t>(0, std::min(lines, 2 * kc - ip * lines));
+    } else if (prefetch_a && ip + 1 < a_panels) {
+      prefetch.from = reinterpret_cast<const char*>(a[ip + 1]);
+      prefetch.lines = ceil_div(kc * kMR * static_cast<int64_t>(sizeof(float)), 64);
     }
     microkernel(kc, a[ip], b, pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
   }
@@ -165,7 +169,11 @@ void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0,
         const int n = static_cast<int>(std::min<int64_t>(kNR, part0 + part_cols - j));
         // A weight packed ahead of time comes from memory: its next panel is fetched meanwhile.
         const float* next = pr.b.packed != nullptr && jp + 1 < b_panels ? b[jp + 1] : nullptr;
-        run_column_panel(pr, chunk_a, r0, chunk, kc, k0 == 0, k0 + kc == pr.k, b[jp], j, n, next);
+        // A weight packed ahead of time as A (a convolution's) comes from memory on the first
+        // column panel: the next row panel is fetched meanwhile (its depth block lies a whole
+        // panel's depth away, too far for the hardware's prefetcher to follow).
+        const bool prefetch_a = jp == 0 && pr.a.packed != nullptr;
+        run_column_panel(pr, chunk_a, r0, chunk, kc, k0 == 0, k0 + kc == pr.k, b[jp], j, n, next, prefetch_a);
       }
     }
   };
