@@ -51,16 +51,19 @@ TF_AVX512 void avx512_rows(const Op& op, const float* x, int64_t stride, float* 
     }
     return;
   }
-  // Stride 2: lanes 0, 2, ..., 30 of 32 consecutive inputs. The last input read is
-  // x[2 * (i + 15) + 1], one past x[2 * (n - 1)] when i + 16 == n: that vector's second half is
-  // loaded without its last lane.
+  // Stride 2: lanes 0, 2, ..., 30 of 32 consecutive inputs. The vector of the last r <= 16
+  // outputs reads its 2r - 1 inputs only (x[2 * (n - 1)] is the last): masked loads, and a masked
+  // store of r lanes. (A row of 56 outputs, as ResNet's MaxPool has, left 8 to a scalar loop.)
   const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  for (; i + 16 <= n; i += 16) {
-    const __m512 hi = i + 16 < n ? _mm512_loadu_ps(x + 2 * i + 16) : _mm512_maskz_loadu_ps(0x7fff, x + 2 * i + 16);
-    const __m512 xs = _mm512_permutex2var_ps(_mm512_loadu_ps(x + 2 * i), evens, hi);
-    _mm512_storeu_ps(y + i, op.vector(xs, _mm512_loadu_ps(y + i)));
+  for (; i < n; i += 16) {
+    const int64_t r = std::min<int64_t>(16, n - i), inputs = 2 * r - 1;
+    const auto lo_mask = static_cast<__mmask16>((1u << std::min<int64_t>(16, inputs)) - 1);
+    const auto hi_mask = static_cast<__mmask16>((1u << std::max<int64_t>(0, inputs - 16)) - 1);
+    const auto out_mask = static_cast<__mmask16>((1u << r) - 1);
+    const __m512 xs = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(lo_mask, x + 2 * i), evens,
+                                             _mm512_maskz_loadu_ps(hi_mask, x + 2 * i + 16));
+    _mm512_mask_storeu_ps(y + i, out_mask, op.vector(xs, _mm512_maskz_loadu_ps(out_mask, y + i)));
   }
-  scalar_rows(op, x + 2 * i, 2, y + i, n - i);
 }
 
 // The same with 8 lanes; the tail of fewer than 8 is scalar. (A row of 56 outputs at stride 2,
