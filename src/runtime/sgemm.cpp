@@ -105,33 +105,55 @@ Panels b_block(const GemmProblem& pr, int64_t k0, int64_t kc, int64_t col0, int6
   return {dst, kc * kNR};
 }
 
+// How the micro-kernel stores C rows i .. i + kMR x columns j .. j + kNR over a depth block
+// that is the problem's first and/or last.
+TileStore tile_store(const GemmProblem& pr, int64_t i, int64_t j, bool first, bool last) {
+  TileStore store;
+  store.accumulate = pr.accumulate || !first;
+  store.alpha = pr.alpha;
+  if (first && pr.row_bias != nullptr) store.row_bias = pr.row_bias + i;
+  if (first && pr.col_bias != nullptr) store.col_bias = pr.col_bias + j;
+  if (last && pr.residual != nullptr) store.residual = pr.residual + i * pr.ldc + j;
+  if (last) store.activation = pr.activation;
+  return store;
+}
+
+// A prefetch of a whole A micro-panel of depth kc.
+Prefetch whole_a_panel(const float* panel, int64_t kc) {
+  return {reinterpret_cast<const char*>(panel), ceil_div(kc * kMR * static_cast<int64_t>(sizeof(float)), 64)};
+}
+
 // The micro-kernel down every row panel of a tile for the B micro-panel `b` (columns j .. j +
 // n), over the depth block that is the problem's first and/or last. `next`, if not null, is the
-// B micro-panel after it: each call fetches a share of it into L2. Otherwise, with prefetch_a,
-// each call fetches the next A micro-panel whole into L2.
+// B micro-panel after it: each call fetches a share of it into L2.
 void run_column_panel(const GemmProblem& pr, const Panels& a, int64_t row0, int64_t rows, int64_t kc, bool first,
-                      bool last, const float* b, int64_t j, int n, const float* next, bool prefetch_a) {
+                      bool last, const float* b, int64_t j, int n, const float* next) {
   const int64_t a_panels = ceil_div(rows, kMR);
   const int64_t lines = ceil_div(2 * kc, a_panels);  // a B micro-panel is 2 lines per depth step
   for (int64_t ip = 0; ip < a_panels; ++ip) {
     const int64_t i = row0 + ip * kMR;
     const int m = static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i));
-    TileStore store;
-    store.accumulate = pr.accumulate || !first;
-    store.alpha = pr.alpha;
-    if (first && pr.row_bias != nullptr) store.row_bias = pr.row_bias + i;
-    if (first && pr.col_bias != nullptr) store.col_bias = pr.col_bias + j;
-    if (last && pr.residual != nullptr) store.residual = pr.residual + i * pr.ldc + j;
-    if (last) store.activation = pr.activation;
     Prefetch prefetch;
     if (next != nullptr) {
       prefetch.from = reinterpret_cast<const char*>(next) + 64 * ip * lines;
       prefetch.lines = std::max<int64_t>(0, std::min(lines, 2 * kc - ip * lines));
-    } else if (prefetch_a && ip + 1 < a_panels) {
-      prefetch.from = reinterpret_cast<const char*>(a[ip + 1]);
-      prefetch.lines = ceil_div(kc * kMR * static_cast<int64_t>(sizeof(float)), 64);
     }
-    microkernel(kc, a[ip], b, pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
+    microkernel(kc, a[ip], b, pr.c + i * pr.ldc + j, pr.ldc, m, n, tile_store(pr, i, j, first, last), prefetch);
+  }
+}
+
+// The micro-kernel along every column panel of a part of B (columns part0 .. part0 + cols) for
+// the A micro-panel `a` (rows i .. i + m): C is written a row panel at a time, in runs the
+// hardware's prefetcher follows. `next_a`, if not null, is the A micro-panel after it, fetched
+// into L2 by the first call.
+void run_row_panel(const GemmProblem& pr, const float* a, int64_t i, int m, int64_t kc, bool first, bool last,
+                   const Panels& b, int64_t part0, int64_t cols, const float* next_a) {
+  const int64_t b_panels = ceil_div(cols, kNR);
+  for (int64_t jp = 0; jp < b_panels; ++jp) {
+    const int64_t j = part0 + jp * kNR;
+    const int n = static_cast<int>(std::min<int64_t>(kNR, part0 + cols - j));
+    const Prefetch prefetch = jp == 0 && next_a != nullptr ? whole_a_panel(next_a, kc) : Prefetch{};
+    microkernel(kc, a, b[jp], pr.c + i * pr.ldc + j, pr.ldc, m, n, tile_store(pr, i, j, first, last), prefetch);
   }
 }
 
@@ -156,11 +178,26 @@ void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0,
   const int64_t part = pr.b.packed != nullptr || blocking.nb <= 0 ? cols : blocking.nb;
   const int64_t kc_max = blocking.kc, mc = std::max<int64_t>(kMR, blocking.mc / kMR * kMR);
   auto depth = [&](int64_t k0) { return std::min(kc_max, pr.k - k0); };
-  // The depth block at k0 of one part of B times the tile's rows (A panels `a`), mc at a time.
+  // The depth block at k0 of one part of B times the tile's rows (A panels `a`): a row panel at
+  // a time for an A packed ahead of time, otherwise mc rows at a time.
   auto solve_block = [&](const Panels& a, int64_t k0, int64_t part0) {
     const int64_t kc = depth(k0), part_cols = std::min(part, col0 + cols - part0);
     const Panels b = b_block(pr, k0, kc, part0, part_cols);
     const int64_t b_panels = ceil_div(part_cols, kNR);
+    if (pr.a.packed != nullptr) {
+      // A weight packed ahead of time as A (a convolution's) comes from memory, a row panel at a
+      // time: each is used along the whole part from L1, and the next is fetched meanwhile (its
+      // depth block lies a panel's depth away, beyond the hardware's prefetcher). C is written
+      // in rows the prefetcher follows, where a column panel would touch every row of C.
+      const int64_t a_panels = ceil_div(rows, kMR);
+      for (int64_t ip = 0; ip < a_panels; ++ip) {
+        const int64_t i = row0 + ip * kMR;
+        const int m = static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i));
+        run_row_panel(pr, a[ip], i, m, kc, k0 == 0, k0 + kc == pr.k, b, part0, part_cols,
+                      ip + 1 < a_panels ? a[ip + 1] : nullptr);
+      }
+      return;
+    }
     for (int64_t r0 = row0; r0 < row0 + rows; r0 += mc) {
       const int64_t chunk = std::min(mc, row0 + rows - r0);
       const Panels chunk_a{a[(r0 - row0) / kMR], a.stride};
@@ -169,18 +206,14 @@ void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0,
         const int n = static_cast<int>(std::min<int64_t>(kNR, part0 + part_cols - j));
         // A weight packed ahead of time comes from memory: its next panel is fetched meanwhile.
         const float* next = pr.b.packed != nullptr && jp + 1 < b_panels ? b[jp + 1] : nullptr;
-        // A weight packed ahead of time as A (a convolution's) comes from memory on the first
-        // column panel: the next row panel is fetched meanwhile (its depth block lies a whole
-        // panel's depth away, too far for the hardware's prefetcher to follow).
-        const bool prefetch_a = jp == 0 && pr.a.packed != nullptr;
-        run_column_panel(pr, chunk_a, r0, chunk, kc, k0 == 0, k0 + kc == pr.k, b[jp], j, n, next, prefetch_a);
+        run_column_panel(pr, chunk_a, r0, chunk, kc, k0 == 0, k0 + kc == pr.k, b[jp], j, n, next);
       }
     }
   };
   if (pr.a.packed != nullptr) {
     // Revisiting a packed A costs nothing: each part of C is finished over the whole depth while
     // it stays in L2 (a convolution's weights times its unfolded input), and each depth block of
-    // the part is packed once for all the tile's rows, which pass by mc at a time.
+    // the part is packed once for all the tile's rows, which pass by a row panel at a time.
     for (int64_t part0 = col0; part0 < col0 + cols; part0 += part) {
       for (int64_t k0 = 0; k0 < pr.k; k0 += kc_max) solve_block(a_block(pr, row0, rows, k0, depth(k0)), k0, part0);
     }

@@ -7,11 +7,12 @@
 // Loop nest per tile of C (mc x nc): for each depth block of kc, pack (or look up) the A block,
 // then for each part of nb columns pack (or look up) that part of B, and for each kNR-column
 // micro-panel of it (kept in L1) run the micro-kernel down the kMR-row micro-panels of A
-// (streamed from L2). Bias is added with the first depth
-// block, alpha on every block. A tile whose A was packed ahead of time keeps all its rows (each
-// row tile would pack B again) and walks them mc at a time. A product with one row or column
-// against a packed operand (n = 1 with a packed A, m = 1 with a packed B) is a matrix-vector
-// product read straight from the panels.
+// (streamed from L2). Bias is added with the first depth block, alpha on every block. A tile
+// whose A was packed ahead of time keeps all its rows (each row tile would pack B again) and
+// walks the other way round: each kMR-row A micro-panel (in L1, the next one fetched meanwhile)
+// along every micro-panel of the B part (in L2), so C is written a row panel at a time. A
+// product with one row or column against a packed operand (n = 1 with a packed A, m = 1 with a
+// packed B) is a matrix-vector product read straight from the panels.
 #pragma once
 
 #include <cstdint>
