@@ -60,18 +60,22 @@ TF_AVX512 void load_transposed(const float* src, int64_t stride, int count, int 
   transpose16(v);
 }
 
-// The micro-kernel for tiles of at most R rows: the A panel still holds kMR values per depth
-// step, but only the first R are multiplied, so a tile of 4 rows (the last of 64 output
-// channels) costs a third of a full one instead of as much.
-template <int R>
-TF_AVX512 void microkernel_rows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
+// The micro-kernel for tiles of at most R rows and V * 16 columns: the panels still hold kMR
+// rows and kNR columns per depth step, but only the first R rows and V vectors are multiplied,
+// so a tile of 4 rows (the last of 64 output channels) costs a third of a full one, and one of
+// at most 16 columns (the last of a 14 x 14 image's 196 positions) half, instead of as much.
+template <int R, int V>
+TF_AVX512 void microkernel_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
                                 const TileStore& store, Prefetch prefetch) {
-  // Fully unrolled over the tile's rows, so the 2R accumulators live in registers.
-  __m512 lo[R], hi[R];
+  // Fully unrolled over the tile's rows and vectors, so the V * R accumulators live in registers.
+  __m512 acc[V][R];
 #pragma GCC unroll 12
-  for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm512_setzero_ps();
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) acc[v][r] = _mm512_setzero_ps();
+  }
   for (int64_t k = 0; k < kc; ++k) {
-    const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+    __m512 bv[V];
+    for (int v = 0; v < V; ++v) bv[v] = _mm512_load_ps(b + 16 * v);
     // The next A micro-panel steps in from L2 while this one is read from L1.
     _mm_prefetch(reinterpret_cast<const char*>(a + kMR * 8), _MM_HINT_T0);
     if (2 * k < prefetch.lines) {
@@ -81,52 +85,50 @@ TF_AVX512 void microkernel_rows(int64_t kc, const float* a, const float* b, floa
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
       const __m512 av = _mm512_set1_ps(a[r]);
-      lo[r] = _mm512_fmadd_ps(av, b0, lo[r]);
-      hi[r] = _mm512_fmadd_ps(av, b1, hi[r]);
+      for (int v = 0; v < V; ++v) acc[v][r] = _mm512_fmadd_ps(av, bv[v], acc[v][r]);
     }
     a += kMR;
     b += kNR;
   }
-  const __mmask16 m_lo = lanes(cols), m_hi = lanes(cols - 16);
+  __mmask16 mask[V];
+  __m512 col_bias[V];
+  for (int v = 0; v < V; ++v) {
+    mask[v] = lanes(cols - 16 * v);
+    col_bias[v] = store.col_bias != nullptr ? _mm512_maskz_loadu_ps(mask[v], store.col_bias + 16 * v) : _mm512_setzero_ps();
+  }
   const __m512 alpha = _mm512_set1_ps(store.alpha);
   const Avx512Activation act(store.activation != nullptr ? *store.activation : FusedActivation{});
-  __m512 bias_lo = _mm512_setzero_ps(), bias_hi = _mm512_setzero_ps();
-  if (store.col_bias != nullptr) {
-    bias_lo = _mm512_maskz_loadu_ps(m_lo, store.col_bias);
-    bias_hi = _mm512_maskz_loadu_ps(m_hi, store.col_bias + 16);
-  }
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
     if (r >= rows) break;
     float* row = c + r * ldc;
-    __m512 v_lo = _mm512_fmadd_ps(lo[r], alpha, bias_lo), v_hi = _mm512_fmadd_ps(hi[r], alpha, bias_hi);
-    if (store.row_bias != nullptr) {
-      const __m512 rb = _mm512_set1_ps(store.row_bias[r]);
-      v_lo = _mm512_add_ps(v_lo, rb);
-      v_hi = _mm512_add_ps(v_hi, rb);
+    for (int v = 0; v < V; ++v) {
+      __m512 x = _mm512_fmadd_ps(acc[v][r], alpha, col_bias[v]);
+      if (store.row_bias != nullptr) x = _mm512_add_ps(x, _mm512_set1_ps(store.row_bias[r]));
+      if (store.accumulate) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], row + 16 * v));
+      if (store.residual != nullptr) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], store.residual + r * ldc + 16 * v));
+      if (store.activation != nullptr) x = act(x);
+      _mm512_mask_storeu_ps(row + 16 * v, mask[v], x);
     }
-    if (store.accumulate) {
-      v_lo = _mm512_add_ps(v_lo, _mm512_maskz_loadu_ps(m_lo, row));
-      v_hi = _mm512_add_ps(v_hi, _mm512_maskz_loadu_ps(m_hi, row + 16));
-    }
-    if (store.residual != nullptr) {
-      v_lo = _mm512_add_ps(v_lo, _mm512_maskz_loadu_ps(m_lo, store.residual + r * ldc));
-      v_hi = _mm512_add_ps(v_hi, _mm512_maskz_loadu_ps(m_hi, store.residual + r * ldc + 16));
-    }
-    if (store.activation != nullptr) v_lo = act(v_lo), v_hi = act(v_hi);
-    _mm512_mask_storeu_ps(row, m_lo, v_lo);
-    _mm512_mask_storeu_ps(row + 16, m_hi, v_hi);
   }
+}
+
+// The tile's rows rounded up to 4, 8 or 12, with V vectors of columns.
+template <int V>
+TF_AVX512 void microkernel_columns(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows,
+                                   int cols, const TileStore& store, Prefetch prefetch) {
+  static_assert(kMR == 12, "the row tails below assume 12-row panels");
+  if (rows > 8) return microkernel_tile<12, V>(kc, a, b, c, ldc, rows, cols, store, prefetch);
+  if (rows > 4) return microkernel_tile<8, V>(kc, a, b, c, ldc, rows, cols, store, prefetch);
+  microkernel_tile<4, V>(kc, a, b, c, ldc, rows, cols, store, prefetch);
 }
 
 }  // namespace
 
 TF_AVX512 void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
                            const TileStore& store, Prefetch prefetch) {
-  static_assert(kMR == 12, "the row tails below assume 12-row panels");
-  if (rows > 8) return microkernel_rows<12>(kc, a, b, c, ldc, rows, cols, store, prefetch);
-  if (rows > 4) return microkernel_rows<8>(kc, a, b, c, ldc, rows, cols, store, prefetch);
-  microkernel_rows<4>(kc, a, b, c, ldc, rows, cols, store, prefetch);
+  if (cols > 16) return microkernel_columns<2>(kc, a, b, c, ldc, rows, cols, store, prefetch);
+  microkernel_columns<1>(kc, a, b, c, ldc, rows, cols, store, prefetch);
 }
 
 TF_AVX512 void pack_a(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst) {
