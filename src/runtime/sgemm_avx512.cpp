@@ -71,10 +71,12 @@ TF_AVX512 void microkernel_tile(int64_t kc, const float* a, const float* b, floa
   __m512 acc[V][R];
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 2
     for (int v = 0; v < V; ++v) acc[v][r] = _mm512_setzero_ps();
   }
   for (int64_t k = 0; k < kc; ++k) {
     __m512 bv[V];
+#pragma GCC unroll 2
     for (int v = 0; v < V; ++v) bv[v] = _mm512_load_ps(b + 16 * v);
     // The next A micro-panel steps in from L2 while this one is read from L1.
     _mm_prefetch(reinterpret_cast<const char*>(a + kMR * 8), _MM_HINT_T0);
@@ -85,6 +87,7 @@ TF_AVX512 void microkernel_tile(int64_t kc, const float* a, const float* b, floa
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
       const __m512 av = _mm512_set1_ps(a[r]);
+#pragma GCC unroll 2
       for (int v = 0; v < V; ++v) acc[v][r] = _mm512_fmadd_ps(av, bv[v], acc[v][r]);
     }
     a += kMR;
@@ -92,6 +95,7 @@ TF_AVX512 void microkernel_tile(int64_t kc, const float* a, const float* b, floa
   }
   __mmask16 mask[V];
   __m512 col_bias[V];
+#pragma GCC unroll 2
   for (int v = 0; v < V; ++v) {
     mask[v] = lanes(cols - 16 * v);
     col_bias[v] = store.col_bias != nullptr ? _mm512_maskz_loadu_ps(mask[v], store.col_bias + 16 * v) : _mm512_setzero_ps();
@@ -102,6 +106,7 @@ TF_AVX512 void microkernel_tile(int64_t kc, const float* a, const float* b, floa
   for (int r = 0; r < R; ++r) {
     if (r >= rows) break;
     float* row = c + r * ldc;
+#pragma GCC unroll 2
     for (int v = 0; v < V; ++v) {
       __m512 x = _mm512_fmadd_ps(acc[v][r], alpha, col_bias[v]);
       if (store.row_bias != nullptr) x = _mm512_add_ps(x, _mm512_set1_ps(store.row_bias[r]));
