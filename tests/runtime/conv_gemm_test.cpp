@@ -116,6 +116,10 @@ INSTANTIATE_TEST_SUITE_P(
                                {{"group", int64_t{3}}, {"activation_params", std::vector<double>{0.3, 0.4}}}, true, true, true, "HardSigmoid"},
                       ConvCase{"DepthwiseResidualHardSwish", {1, 4, 7, 7}, {4, 1, 3, 3},
                                {{"group", int64_t{4}}, {"pads", Ints{1, 1, 1, 1}}}, true, true, true, "HardSwish"},
+                      // 37 channels: blocks of 16 across channels, the last one partial and
+                      // spanning the two images; the epilogue applied 16 planes at a time.
+                      ConvCase{"DepthwiseManyChannelsResidualRelu", {2, 37, 7, 7}, {37, 1, 5, 5},
+                               {{"group", int64_t{37}}, {"pads", Ints{2, 2, 2, 2}}}, true, true, true, "Relu"},
                       ConvCase{"DepthwiseGelu", {1, 4, 7, 7}, {4, 1, 3, 3},
                                {{"group", int64_t{4}}, {"pads", Ints{1, 1, 1, 1}}}, true, true, false, "Gelu"},
                       ConvCase{"ResidualGelu", {1, 20, 9, 9}, {30, 20, 3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, true, true, "Gelu"},

@@ -1,0 +1,220 @@
+#include "runtime/depthwise_across_channels.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/cpu_isa.h"
+#include "runtime/lane_masks.h"
+#include "runtime/memory_planner.h"
+#include "runtime/transpose_avx512.h"
+
+#define TF_AVX512 __attribute__((target("avx512f,avx512vl,fma")))
+
+// transpose16's shuffles, inlined here, pass GCC 12's "undefined" vector as their unused merge
+// source, which -Wuninitialized reports; nothing here is read uninitialised.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace tilefuse::runtime {
+
+namespace {
+
+constexpr int kLanes = 16;       // channels per block
+constexpr int kRowOutputs = 8;   // outputs of a row summed together, in registers
+constexpr int64_t kBandBytes = 128 << 10;  // of the padded input block: a band of rows, in L2
+
+int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
+
+// The padded block's geometry. A band of output rows reads `input_rows(rows)` rows of the block
+// from its first; each row holds `columns` columns of 16 channels, the input at [pad_left,
+// pad_left + width) and zeros around it, enough for whole groups of kRowOutputs outputs.
+struct Block {
+  int64_t columns = 0, band = 0;
+  explicit Block(const ConvShape& s) {
+    const int64_t reach = (round_up(s.out_w, kRowOutputs) - 1) * s.stride_w + (s.kw - 1) * s.dil_w + 1;
+    columns = std::max(reach, s.pad_left + s.width);
+    const int64_t row_bytes = columns * kLanes * static_cast<int64_t>(sizeof(float));
+    band = 1;
+    while (band < s.out_h && input_rows(s, band + 1) * row_bytes <= kBandBytes) ++band;
+  }
+  static int64_t input_rows(const ConvShape& s, int64_t out_rows) {
+    return (out_rows - 1) * s.stride_h + (s.kh - 1) * s.dil_h + 1;
+  }
+};
+
+// A worker's buffers, kept for the thread's life (their pages are faulted in once).
+struct Scratch {
+  Arena input, output, weights;
+  float* floats(Arena& arena, int64_t count) {
+    const size_t bytes = static_cast<size_t>(count) * sizeof(float);
+    if (arena.size() < bytes) arena = Arena(bytes);
+    return reinterpret_cast<float*>(arena.data());
+  }
+};
+
+thread_local Scratch t_scratch;
+
+// Rows [first_row, first_row + rows) of the padded block of planes p0 .. p0 + n: input row
+// first_row - pad_top + r of each plane, transposed, at block row r; zeros in the padding.
+TF_AVX512 void fill_rows(const ConvShape& s, const float* planes, int n, int64_t first_row, int64_t rows,
+                         int64_t columns, float* block) {
+  const int64_t plane_size = s.height * s.width;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = block + r * columns * kLanes;
+    const int64_t y = first_row + r - s.pad_top;
+    if (y < 0 || y >= s.height) {
+      std::memset(row, 0, static_cast<size_t>(columns * kLanes) * sizeof(float));
+      continue;
+    }
+    std::memset(row, 0, static_cast<size_t>(s.pad_left * kLanes) * sizeof(float));
+    const int64_t right = s.pad_left + s.width;
+    std::memset(row + right * kLanes, 0, static_cast<size_t>((columns - right) * kLanes) * sizeof(float));
+    for (int64_t x0 = 0; x0 < s.width; x0 += kLanes) {
+      const int count = static_cast<int>(std::min<int64_t>(kLanes, s.width - x0));
+      __m512 v[kLanes];
+      avx512::load_transposed(planes + y * s.width + x0, plane_size, n, count, v);
+      float* to = row + (s.pad_left + x0) * kLanes;
+      // Unrolled with a test, not a loop of `count`, which GCC turns into a slow memcpy call.
+#pragma GCC unroll 16
+      for (int q = 0; q < kLanes; ++q) {
+        if (q < count) _mm512_store_ps(to + q * kLanes, v[q]);
+      }
+    }
+  }
+}
+
+// acc[u] += the taps of one kernel row for outputs u = 0..7 of a row at stride 1 without
+// dilation: the 7 + KW input vectors under them are loaded once and each used for up to KW taps,
+// where loading per tap would load 8 for every 8 FMAs.
+template <int KW>
+TF_AVX512 void add_kernel_row(const float* inputs, const float* weights, __m512 acc[kRowOutputs]) {
+  __m512 in[kRowOutputs + KW - 1];
+#pragma GCC unroll 16
+  for (int c = 0; c < kRowOutputs + KW - 1; ++c) in[c] = _mm512_load_ps(inputs + c * kLanes);
+#pragma GCC unroll 7
+  for (int j = 0; j < KW; ++j) {
+    const __m512 wv = _mm512_load_ps(weights + j * kLanes);
+#pragma GCC unroll 8
+    for (int u = 0; u < kRowOutputs; ++u) acc[u] = _mm512_fmadd_ps(wv, in[u + j], acc[u]);
+  }
+}
+
+// The same for any kernel width, stride and dilation: one load per tap and output.
+TF_AVX512 void add_kernel_row(const ConvShape& s, const float* inputs, const float* weights, __m512 acc[kRowOutputs]) {
+  for (int64_t j = 0; j < s.kw; ++j) {
+    const __m512 wv = _mm512_load_ps(weights + j * kLanes);
+    const float* first = inputs + j * s.dil_w * kLanes;
+#pragma GCC unroll 8
+    for (int u = 0; u < kRowOutputs; ++u) {
+      acc[u] = _mm512_fmadd_ps(wv, _mm512_load_ps(first + u * s.stride_w * kLanes), acc[u]);
+    }
+  }
+}
+
+// Output rows [0, rows) of a band into `sums` ([position][16 channels], the band's positions in
+// order), from the band's padded block and one weight vector per tap.
+TF_AVX512 void sum_taps(const ConvShape& s, const float* block, int64_t columns, const float* tap_weights,
+                        __m512 bias, int64_t rows, float* sums) {
+  const bool unit = s.stride_w == 1 && s.dil_w == 1;
+  for (int64_t oy = 0; oy < rows; ++oy) {
+    const float* top = block + oy * s.stride_h * columns * kLanes;
+    for (int64_t ox0 = 0; ox0 < s.out_w; ox0 += kRowOutputs) {
+      __m512 acc[kRowOutputs];
+#pragma GCC unroll 8
+      for (int u = 0; u < kRowOutputs; ++u) acc[u] = bias;
+      for (int64_t i = 0; i < s.kh; ++i) {
+        const float* inputs = top + (i * s.dil_h * columns + ox0 * s.stride_w) * kLanes;
+        const float* weights = tap_weights + i * s.kw * kLanes;
+        if (unit && s.kw == 3) {
+          add_kernel_row<3>(inputs, weights, acc);
+        } else if (unit && s.kw == 5) {
+          add_kernel_row<5>(inputs, weights, acc);
+        } else if (unit && s.kw == 7) {
+          add_kernel_row<7>(inputs, weights, acc);
+        } else {
+          add_kernel_row(s, inputs, weights, acc);
+        }
+      }
+      float* to = sums + (oy * s.out_w + ox0) * kLanes;
+      const int64_t count = std::min<int64_t>(kRowOutputs, s.out_w - ox0);
+#pragma GCC unroll 8
+      for (int u = 0; u < kRowOutputs; ++u) {
+        if (u < count) _mm512_store_ps(to + u * kLanes, acc[u]);
+      }
+    }
+  }
+}
+
+// `count` positions of `sums` from `first` (a band's, [position][16 channels]) into the planes
+// p0 .. p0 + n of `out`, transposed back.
+TF_AVX512 void store_planes(const float* sums, int64_t count, int64_t first, int64_t plane_size, int n, float* out) {
+  for (int64_t q0 = 0; q0 < count; q0 += kLanes) {
+    const int positions = static_cast<int>(std::min<int64_t>(kLanes, count - q0));
+    __m512 v[kLanes];
+    avx512::load_transposed(sums + q0 * kLanes, kLanes, positions, kLanes, v);
+    for (int e = 0; e < n; ++e) _mm512_mask_storeu_ps(out + e * plane_size + first + q0, lanes(positions), v[e]);
+  }
+}
+
+// Planes p0 .. p0 + n (n <= 16) of the batch, band by band.
+TF_AVX512 void convolve_block(const ConvShape& s, const Block& geometry, const float* x, const float* w,
+                              const float* bias, float* out, int64_t p0, int n) {
+  const int64_t taps = s.kh * s.kw, plane_in = s.height * s.width, plane_out = s.positions();
+  // Tap t's weights of the 16 channels, and their biases; zero in the lanes past n.
+  float* tap_weights = t_scratch.floats(t_scratch.weights, taps * kLanes + kLanes);
+  float* biases = tap_weights + taps * kLanes;
+  std::fill(biases, biases + kLanes, 0.0f);
+  const int64_t c0 = p0 % s.channels;
+  for (int e = 0, c = static_cast<int>(c0); e < n; ++e, c = c + 1 == s.channels ? 0 : c + 1) {
+    if (bias != nullptr) biases[e] = bias[c];
+  }
+  if (c0 + n <= s.channels) {
+    // The block's channels are consecutive: 16 taps of each at a time, transposed.
+    for (int64_t t0 = 0; t0 < taps; t0 += kLanes) {
+      const int depth = static_cast<int>(std::min<int64_t>(kLanes, taps - t0));
+      __m512 v[kLanes];
+      avx512::load_transposed(w + c0 * taps + t0, taps, n, depth, v);
+#pragma GCC unroll 16
+      for (int t = 0; t < kLanes; ++t) {
+        if (t < depth) _mm512_store_ps(tap_weights + (t0 + t) * kLanes, v[t]);
+      }
+    }
+  } else {
+    // The block spans two images: its channels wrap around to 0.
+    std::fill(tap_weights, tap_weights + taps * kLanes, 0.0f);
+    for (int e = 0, c = static_cast<int>(c0); e < n; ++e, c = c + 1 == s.channels ? 0 : c + 1) {
+      for (int64_t t = 0; t < taps; ++t) tap_weights[t * kLanes + e] = w[c * taps + t];
+    }
+  }
+  const __m512 bias_vector = _mm512_loadu_ps(biases);
+  float* block = t_scratch.floats(t_scratch.input, Block::input_rows(s, geometry.band) * geometry.columns * kLanes);
+  float* sums = t_scratch.floats(t_scratch.output, geometry.band * s.out_w * kLanes);
+  for (int64_t oy0 = 0; oy0 < s.out_h; oy0 += geometry.band) {
+    const int64_t rows = std::min(geometry.band, s.out_h - oy0);
+    fill_rows(s, x + p0 * plane_in, n, oy0 * s.stride_h, Block::input_rows(s, rows), geometry.columns, block);
+    sum_taps(s, block, geometry.columns, tap_weights, bias_vector, rows, sums);
+    store_planes(sums, rows * s.out_w, oy0 * s.out_w, plane_out, n, out + p0 * plane_out);
+  }
+}
+
+}  // namespace
+
+bool depthwise_across_channels_suits(const ConvShape& s) {
+  // The planes' kernel keeps 3x3 kernels at stride 1 on rows of 28 outputs or more, where its
+  // vectors are full and a row's loads serve every tap of the row (bench/README.md).
+  const bool planes_faster = s.stride_w == 1 && s.kw <= 3 && s.out_w >= 28;
+  return vector_isa() == VectorIsa::avx512 && !planes_faster;
+}
+
+void depthwise_across_channels(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
+                               int64_t first_plane, int64_t end_plane) {
+  const Block geometry(s);
+  for (int64_t p0 = first_plane; p0 < end_plane; p0 += kLanes) {
+    const int n = static_cast<int>(std::min<int64_t>(kLanes, end_plane - p0));
+    convolve_block(s, geometry, x, w, bias, out, p0, n);
+  }
+}
+
+}  // namespace tilefuse::runtime
