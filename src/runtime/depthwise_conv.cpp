@@ -213,6 +213,11 @@ bool depthwise_register_blocked(const ConvShape& s) {
 void depthwise_conv(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
                     int64_t first_plane, int64_t end_plane) {
   if (depthwise_across_channels_suits(s)) return depthwise_across_channels(s, x, w, bias, out, first_plane, end_plane);
+  depthwise_planes(s, x, w, bias, out, first_plane, end_plane);
+}
+
+void depthwise_planes(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
+                      int64_t first_plane, int64_t end_plane) {
   if (depthwise_register_blocked(s)) {
     if (vector_isa() == VectorIsa::avx512) return avx512::register_blocked(s, x, w, bias, out, first_plane, end_plane);
     return avx2::register_blocked(s, x, w, bias, out, first_plane, end_plane);

@@ -1,6 +1,7 @@
 // A depthwise convolution (one input and one output channel per group, NCHW) computed
 // directly: a GEMM of one row per group is all call overhead, and unfolding copies the input
-// kernel-size times.
+// kernel-size times. On AVX-512 most shapes run across channels (depthwise_across_channels.h);
+// the rest run plane by plane, as described here.
 //
 // The common shapes (square 3x3, 5x5 and 7x7 kernels with equal strides of 1 or 2, no dilation,
 // which is every depthwise layer of MobileNet, EfficientNet and ConvNeXt) run register-blocked
@@ -17,9 +18,14 @@
 namespace tilefuse::runtime {
 
 // out[plane] = bias[c] + the depthwise convolution of x[plane] for the planes [first_plane,
-// end_plane) of the batch's N * C planes (c = plane % C); `bias` may be null.
+// end_plane) of the batch's N * C planes (c = plane % C); `bias` may be null. Across channels
+// (depthwise_across_channels.h) where that suits the shape, otherwise plane by plane.
 void depthwise_conv(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
                     int64_t first_plane, int64_t end_plane);
+
+// The same plane by plane, whatever the shape (bench/gemm/depthwise_ab.cpp compares the two).
+void depthwise_planes(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
+                      int64_t first_plane, int64_t end_plane);
 
 // True where depthwise_conv runs the shape register-blocked (the CPU has AVX-512 or AVX2 too).
 bool depthwise_register_blocked(const ConvShape& s);

@@ -10,58 +10,26 @@
 #include <string>
 
 #include "ir/tensor_compare.h"
-#include "reference/interpreter.h"
 #include "runtime/cpu_isa.h"
+#include "runtime/depthwise_case.h"
 
 namespace tilefuse::runtime {
 namespace {
 
-using Ints = std::vector<int64_t>;
-
-struct Case {
-  int64_t batch, channels, height, width, kh, kw, stride_h, stride_w, dil;
-  Ints pads;  // top, left, bottom, right
-};
-
-std::string describe(const Case& c) {
-  return std::to_string(c.batch) + "x" + std::to_string(c.channels) + "x" + std::to_string(c.height) + "x" +
-         std::to_string(c.width) + " kernel " + std::to_string(c.kh) + "x" + std::to_string(c.kw) + " strides " +
-         std::to_string(c.stride_h) + "," + std::to_string(c.stride_w) + " dilation " + std::to_string(c.dil) +
-         " pads " + std::to_string(c.pads[0]) + "," + std::to_string(c.pads[1]) + "," + std::to_string(c.pads[2]) +
-         "," + std::to_string(c.pads[3]);
-}
-
-Tensor filled(Ints shape, int salt) {
-  Tensor t(DType::f32, std::move(shape));
-  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, ((i * 37 + salt * 11) % 61) / 17.0 - 1.5);
-  return t;
-}
+using depthwise_test::conv_shape;
+using depthwise_test::depthwise_problem;
+using Case = depthwise_test::DepthwiseCase;
 
 // Runs the planes in the given ranges (together they cover all) and compares with the reference.
 void expect_matches_reference(const Case& c, const std::vector<std::pair<int64_t, int64_t>>& ranges = {}) {
-  Graph g;
-  const Ints x_shape = {c.batch, c.channels, c.height, c.width}, w_shape = {c.channels, 1, c.kh, c.kw};
-  std::vector<Value*> inputs = {g.add_input("x", DType::f32, shape_of(x_shape)), g.add_constant("w", filled(w_shape, 1)),
-                                g.add_constant("b", filled({c.channels}, 2))};
-  AttributeMap attrs = {{"group", c.channels},
-                        {"strides", Ints{c.stride_h, c.stride_w}},
-                        {"dilations", Ints{c.dil, c.dil}},
-                        {"pads", c.pads}};
-  Node* conv = g.add_node("Conv", "conv", inputs, {"y"}, attrs);
-  g.infer_shapes();
-  const Tensor x = filled(x_shape, 3);
-  const Tensor expected = reference::evaluate_node(*conv, {x, *inputs[1]->constant, *inputs[2]->constant}).at(0);
-  ConvShape s{};
-  s.batch = c.batch, s.channels = s.maps = s.groups = c.channels, s.height = c.height, s.width = c.width;
-  s.kh = c.kh, s.kw = c.kw, s.stride_h = c.stride_h, s.stride_w = c.stride_w, s.dil_h = s.dil_w = c.dil;
-  s.pad_top = c.pads[0], s.pad_left = c.pads[1], s.out_h = expected.shape()[2], s.out_w = expected.shape()[3];
-  Tensor out(DType::f32, expected.shape());
+  const auto p = depthwise_problem(c);
+  Tensor out(DType::f32, p->expected.shape());
   const std::vector<std::pair<int64_t, int64_t>> all = {{0, c.batch * c.channels}};
   for (const auto& [first, end] : ranges.empty() ? all : ranges) {
-    depthwise_across_channels(s, x.data<float>(), inputs[1]->constant->data<float>(),
-                              inputs[2]->constant->data<float>(), out.data<float>(), first, end);
+    depthwise_across_channels(conv_shape(c), p->inputs[0].data<float>(), p->inputs[1].data<float>(),
+                              p->inputs[2].data<float>(), out.data<float>(), first, end);
   }
-  const CompareResult r = compare_tensors(out, expected, {1e-5, 1e-5});
+  const CompareResult r = compare_tensors(out, p->expected, {1e-5, 1e-5});
   EXPECT_TRUE(r.ok) << describe(c) << ": " << r.message;
 }
 
