@@ -112,19 +112,26 @@ std::vector<float> random_floats(size_t n, unsigned seed) {
   return v;
 }
 
-// Median of `reps` timed calls after two warm-up calls, in ms. It first waits for the thread
-// pools of the engine measured before to go to sleep: OpenBLAS's threads spin for about 2^28
-// cycles after a call and libgomp's (oneDNN) for a while too, and on two cores a spinning pool
-// halves whatever runs next.
+// Median of at least `reps` timed calls, in ms: as many as fill 50 ms for a short shape, after
+// warm-up calls that fill 20 ms (at least two). It first waits for the thread pools of the
+// engine measured before to go to sleep: OpenBLAS's threads spin for about 2^28 cycles after a
+// call and libgomp's (oneDNN) for a while too, and on two cores a spinning pool halves whatever
+// runs next. The warm-up is timed rather than counted because after that wait the core's clock
+// takes milliseconds to come back up: two calls of a 0.1 ms convolution measured it at half
+// speed.
 double median_ms(const std::function<void()>& fn, int reps) {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  fn();
-  fn();
+  auto elapsed_ms = [](Clock::time_point since) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
+  };
+  const auto warm = Clock::now();
+  for (int i = 0; i < 2 || elapsed_ms(warm) < 20.0; ++i) fn();
   std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
+  const auto timed = Clock::now();
+  while (static_cast<int>(t.size()) < reps || elapsed_ms(timed) < 50.0) {
     const auto start = Clock::now();
     fn();
-    t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    t.push_back(elapsed_ms(start));
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
