@@ -6,6 +6,7 @@
 
 #include "ir/ops/window_geometry.h"
 #include "runtime/blas_on_team.h"
+#include "runtime/conv_maps_in_lanes.h"
 #include "runtime/conv_unfold.h"
 #include "runtime/depthwise_conv.h"
 #include "runtime/epilogue.h"
@@ -72,6 +73,13 @@ class ConvCall : public LibraryCall {
           depthwise_conv(s, x.data<float>(), w.data<float>(), bias, out.data<float>(), plane, last);
           epilogue(out.data<float>(), residual, plane * s.positions(), (last - plane) * s.positions());
         }
+      });
+      return;
+    }
+    if (conv_maps_in_lanes_suits(s)) {
+      team.run(s.batch * s.out_h, [&](int, int64_t first, int64_t end) {
+        conv_maps_in_lanes(s, x.data<float>(), w.data<float>(), bias, residual, activation_, out.data<float>(), first,
+                           end);
       });
       return;
     }

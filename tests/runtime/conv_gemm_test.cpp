@@ -1,7 +1,7 @@
 // The im2col + GEMM Conv against the reference kernel, over the geometry a model can have:
 // 1-D and 2-D, strides, asymmetric and SAME padding, dilations, groups (depthwise included),
-// 1x1 (the no-unfold path), with and without bias, weights constant (packed when prepared) or
-// not, on 1 and 2 workers; and FusedConv's residual and activation epilogue on each path (the
+// 1x1 (the no-unfold path), few input channels (maps in lanes on AVX-512: a stem), with and
+// without bias, weights constant (packed when prepared) or not, on 1 and 2 workers; and FusedConv's residual and activation epilogue on each path (the
 // GEMM engine's tiles, depthwise, pointwise, OpenBLAS where there is no AVX2).
 #include <gtest/gtest.h>
 
@@ -106,6 +106,16 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"WideStride3Dilated", {1, 4, 9, 100}, {5, 4, 3, 3},
                                {{"pads", Ints{2, 4, 1, 3}}, {"strides", Ints{1, 3}}, {"dilations", Ints{2, 2}}}},
                       ConvCase{"WideOneD", {2, 6, 131}, {9, 6, 5}, {{"pads", Ints{2, 3}}}},
+                      // At most 4 input channels: maps in vector lanes on AVX-512 (a stem):
+                      // maps not a multiple of 16, more maps than one pass sums (96: 4 + 2
+                      // vectors), rows of outputs not a multiple of 6 or 8, two images split
+                      // between workers, dilation, 1-D, and the epilogue.
+                      ConvCase{"StemOddMaps", {2, 3, 30, 29}, {20, 3, 7, 7}, {{"pads", Ints{3, 3, 3, 3}}, {"strides", Ints{2, 2}}}},
+                      ConvCase{"StemManyMaps", {1, 3, 17, 33}, {96, 3, 4, 4}, {{"strides", Ints{4, 4}}}},
+                      ConvCase{"StemDilated", {1, 4, 12, 12}, {16, 4, 3, 3}, {{"dilations", Ints{2, 2}}, {"pads", Ints{2, 1, 0, 2}}}},
+                      ConvCase{"StemOneD", {2, 2, 40}, {33, 2, 5}, {{"pads", Ints{2, 2}}, {"strides", Ints{3}}}},
+                      ConvCase{"StemResidualHardSwish", {2, 3, 11, 11}, {16, 3, 3, 3},
+                               {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}}, true, true, true, "HardSwish"},
                       // FusedConv: y = activation(conv + z), on the engine's tiles over several
                       // depth blocks, pointwise, grouped, depthwise, and without a bias.
                       ConvCase{"ResidualRelu", {2, 40, 15, 13}, {50, 40, 3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, true, true, "Relu"},

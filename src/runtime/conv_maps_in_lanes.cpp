@@ -1,0 +1,196 @@
+#include "runtime/conv_maps_in_lanes.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "runtime/activation_vectors.h"
+#include "runtime/cpu_isa.h"
+#include "runtime/lane_masks.h"
+#include "runtime/memory_planner.h"
+#include "runtime/transpose_avx512.h"
+
+#define TF_AVX512 __attribute__((target("avx512f,avx512vl,fma")))
+
+// transpose16's shuffles, inlined here, pass GCC 12's "undefined" vector as their unused merge
+// source, which -Wuninitialized reports; nothing here is read uninitialised.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace tilefuse::runtime {
+
+namespace {
+
+constexpr int kLanes = 16;                 // maps per vector
+constexpr int kMaxBlocks = 4;              // map vectors summed together
+constexpr int64_t kBandOutputs = 1024;     // output positions per band: their sums stay in L2
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Outputs of a row summed together for B vectors of maps: 24 accumulators at most (of 32
+// registers), and at least 8 independent FMA chains.
+constexpr int row_outputs(int blocks) { return blocks >= 4 ? 6 : 8; }
+
+// A worker's buffers, kept for the thread's life (their pages are faulted in once).
+struct Scratch {
+  Arena input, sums, weights;
+  float* floats(Arena& arena, int64_t count) {
+    const size_t bytes = static_cast<size_t>(count) * sizeof(float);
+    if (arena.size() < bytes) arena = Arena(bytes);
+    return reinterpret_cast<float*>(arena.data());
+  }
+};
+
+thread_local Scratch t_scratch;
+
+// The geometry of one band: `rows` output rows of one image, reading `input_rows` rows of each
+// channel from input row `first_input` (less pad_top), held in a zero-padded block of `columns`
+// columns that covers whole groups of row outputs.
+struct Band {
+  int64_t image, oy0, rows, input_rows, columns;
+};
+
+// The band's input rows of every channel into `block` ([channel][row][column]), zeros where
+// they lie in the padding.
+void fill_block(const ConvShape& s, const float* image, const Band& b, float* block) {
+  std::fill(block, block + s.channels * b.input_rows * b.columns, 0.0f);
+  for (int64_t c = 0; c < s.channels; ++c) {
+    for (int64_t r = 0; r < b.input_rows; ++r) {
+      const int64_t y = b.oy0 * s.stride_h - s.pad_top + r;
+      if (y < 0 || y >= s.height) continue;
+      const float* from = image + (c * s.height + y) * s.width;
+      std::copy(from, from + s.width, block + (c * b.input_rows + r) * b.columns + s.pad_left);
+    }
+  }
+}
+
+// The sums of B map vectors (maps 16 * blocks0 ..) for every output of the band into `sums`
+// ([position][maps_padded]), U outputs of a row at a time.
+template <int B>
+TF_AVX512 void sum_products(const ConvShape& s, const Band& b, const float* block, const float* weights,
+                            int64_t maps_padded, int64_t block0, float* sums) {
+  constexpr int U = row_outputs(B);
+  const int64_t taps = s.kh * s.kw;
+  for (int64_t oy = 0; oy < b.rows; ++oy) {
+    for (int64_t ox0 = 0; ox0 < s.out_w; ox0 += U) {
+      __m512 acc[B][U];
+#pragma GCC unroll 4
+      for (int v = 0; v < B; ++v) {
+        const __m512 bias = _mm512_load_ps(weights + (s.channels * taps) * maps_padded + (block0 + v) * kLanes);
+#pragma GCC unroll 8
+        for (int u = 0; u < U; ++u) acc[v][u] = bias;
+      }
+      for (int64_t c = 0; c < s.channels; ++c) {
+        for (int64_t i = 0; i < s.kh; ++i) {
+          const float* row = block + (c * b.input_rows + oy * s.stride_h + i * s.dil_h) * b.columns + ox0 * s.stride_w;
+          const float* tap_weights = weights + (c * taps + i * s.kw) * maps_padded + block0 * kLanes;
+          for (int64_t j = 0; j < s.kw; ++j) {
+            __m512 wv[B];
+#pragma GCC unroll 4
+            for (int v = 0; v < B; ++v) wv[v] = _mm512_load_ps(tap_weights + j * maps_padded + v * kLanes);
+            const float* in = row + j * s.dil_w;
+#pragma GCC unroll 8
+            for (int u = 0; u < U; ++u) {
+              const __m512 xv = _mm512_set1_ps(in[u * s.stride_w]);
+#pragma GCC unroll 4
+              for (int v = 0; v < B; ++v) acc[v][u] = _mm512_fmadd_ps(wv[v], xv, acc[v][u]);
+            }
+          }
+        }
+      }
+      const int64_t count = std::min<int64_t>(U, s.out_w - ox0);
+      float* to = sums + (oy * s.out_w + ox0) * maps_padded + block0 * kLanes;
+#pragma GCC unroll 8
+      for (int u = 0; u < U; ++u) {
+        if (u >= count) break;
+#pragma GCC unroll 4
+        for (int v = 0; v < B; ++v) _mm512_store_ps(to + u * maps_padded + v * kLanes, acc[v][u]);
+      }
+    }
+  }
+}
+
+// The band's sums ([position][maps_padded]) transposed into the maps' planes of `out` (the
+// image's first map), plus the residual, then the activation.
+TF_AVX512 void store_planes(const ConvShape& s, const Band& b, const float* sums, int64_t maps_padded,
+                            const float* residual, const FusedActivation& activation, float* out) {
+  const Avx512Activation act(activation);
+  const bool activate = !activation.identity();
+  const int64_t positions = b.rows * s.out_w, first = b.oy0 * s.out_w, plane = s.positions();
+  for (int64_t m0 = 0; m0 < s.maps; m0 += kLanes) {
+    const int maps = static_cast<int>(std::min<int64_t>(kLanes, s.maps - m0));
+    for (int64_t q0 = 0; q0 < positions; q0 += kLanes) {
+      const int count = static_cast<int>(std::min<int64_t>(kLanes, positions - q0));
+      const __mmask16 mask = lanes(count);
+      __m512 v[kLanes];
+      avx512::load_transposed(sums + q0 * maps_padded + m0, maps_padded, count, kLanes, v);
+#pragma GCC unroll 16
+      for (int e = 0; e < kLanes; ++e) {
+        if (e >= maps) break;
+        const int64_t at = (m0 + e) * plane + first + q0;
+        __m512 y = v[e];
+        if (residual != nullptr) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mask, residual + at));
+        if (activate) y = act(y);
+        _mm512_mask_storeu_ps(out + at, mask, y);
+      }
+    }
+  }
+}
+
+// Every tap's weights for all maps, [channel][tap][maps_padded] (zeros past the maps), then the
+// biases.
+void lay_out_weights(const ConvShape& s, const float* w, const float* bias, int64_t maps_padded, float* weights) {
+  const int64_t depth = s.channels * s.kh * s.kw;
+  std::fill(weights, weights + (depth + 1) * maps_padded, 0.0f);
+  for (int64_t m = 0; m < s.maps; ++m) {
+    for (int64_t k = 0; k < depth; ++k) weights[k * maps_padded + m] = w[m * depth + k];
+    if (bias != nullptr) weights[depth * maps_padded + m] = bias[m];
+  }
+}
+
+TF_AVX512 void sum_band(const ConvShape& s, const Band& b, const float* block, const float* weights,
+                        int64_t maps_padded, float* sums) {
+  const int64_t blocks = maps_padded / kLanes;
+  for (int64_t b0 = 0; b0 < blocks; b0 += kMaxBlocks) {
+    switch (std::min<int64_t>(kMaxBlocks, blocks - b0)) {
+      case 1: sum_products<1>(s, b, block, weights, maps_padded, b0, sums); break;
+      case 2: sum_products<2>(s, b, block, weights, maps_padded, b0, sums); break;
+      case 3: sum_products<3>(s, b, block, weights, maps_padded, b0, sums); break;
+      default: sum_products<4>(s, b, block, weights, maps_padded, b0, sums); break;
+    }
+  }
+}
+
+}  // namespace
+
+bool conv_maps_in_lanes_suits(const ConvShape& s) {
+  return vector_isa() == VectorIsa::avx512 && s.groups == 1 && s.channels <= 4;
+}
+
+void conv_maps_in_lanes(const ConvShape& s, const float* x, const float* w, const float* bias, const float* residual,
+                        const FusedActivation& activation, float* out, int64_t first_row, int64_t end_row) {
+  const int64_t maps_padded = ceil_div(s.maps, kLanes) * kLanes;
+  float* weights = t_scratch.floats(t_scratch.weights, (s.channels * s.kh * s.kw + 1) * maps_padded);
+  lay_out_weights(s, w, bias, maps_padded, weights);
+  const int64_t band_rows = std::max<int64_t>(1, kBandOutputs / s.out_w);
+  // Whole groups of row outputs (6 or 8: 24 is a multiple of both) read this many columns.
+  const int64_t columns = (ceil_div(s.out_w, 24) * 24 - 1) * s.stride_w + (s.kw - 1) * s.dil_w + 1;
+  const int64_t padded_columns = std::max(columns, s.pad_left + s.width);
+  for (int64_t row = first_row; row < end_row;) {
+    Band b;
+    b.image = row / s.out_h, b.oy0 = row % s.out_h;
+    b.rows = std::min({band_rows, s.out_h - b.oy0, end_row - row});
+    b.input_rows = (b.rows - 1) * s.stride_h + (s.kh - 1) * s.dil_h + 1;
+    b.columns = padded_columns;
+    float* block = t_scratch.floats(t_scratch.input, s.channels * b.input_rows * b.columns);
+    float* sums = t_scratch.floats(t_scratch.sums, b.rows * s.out_w * maps_padded);
+    fill_block(s, x + b.image * s.channels * s.height * s.width, b, block);
+    sum_band(s, b, block, weights, maps_padded, sums);
+    const int64_t image_out = b.image * s.maps * s.positions();
+    store_planes(s, b, sums, maps_padded, residual != nullptr ? residual + image_out : nullptr, activation,
+                 out + image_out);
+    row += b.rows;
+  }
+}
+
+}  // namespace tilefuse::runtime
