@@ -7,7 +7,7 @@
 #include "runtime/activation_vectors.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/lane_masks.h"
-#include "runtime/memory_planner.h"
+#include "runtime/scratch_buffer.h"
 #include "runtime/transpose_avx512.h"
 
 #define TF_AVX512 __attribute__((target("avx512f,avx512vl,fma")))
@@ -31,17 +31,8 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // registers), and at least 8 independent FMA chains.
 constexpr int row_outputs(int blocks) { return blocks >= 4 ? 6 : 8; }
 
-// A worker's buffers, kept for the thread's life (their pages are faulted in once).
-struct Scratch {
-  Arena input, sums, weights;
-  float* floats(Arena& arena, int64_t count) {
-    const size_t bytes = static_cast<size_t>(count) * sizeof(float);
-    if (arena.size() < bytes) arena = Arena(bytes);
-    return reinterpret_cast<float*>(arena.data());
-  }
-};
-
-thread_local Scratch t_scratch;
+// A worker's buffers.
+thread_local ScratchBuffer t_input, t_sums, t_weights;
 
 // The geometry of one band: `rows` output rows of one image, reading `input_rows` rows of each
 // channel from input row `first_input` (less pad_top), held in a zero-padded block of `columns`
@@ -170,7 +161,7 @@ bool conv_maps_in_lanes_suits(const ConvShape& s) {
 void conv_maps_in_lanes(const ConvShape& s, const float* x, const float* w, const float* bias, const float* residual,
                         const FusedActivation& activation, float* out, int64_t first_row, int64_t end_row) {
   const int64_t maps_padded = ceil_div(s.maps, kLanes) * kLanes;
-  float* weights = t_scratch.floats(t_scratch.weights, (s.channels * s.kh * s.kw + 1) * maps_padded);
+  float* weights = t_weights.floats((s.channels * s.kh * s.kw + 1) * maps_padded);
   lay_out_weights(s, w, bias, maps_padded, weights);
   const int64_t band_rows = std::max<int64_t>(1, kBandOutputs / s.out_w);
   // Whole groups of row outputs (6 or 8: 24 is a multiple of both) read this many columns.
@@ -182,8 +173,8 @@ void conv_maps_in_lanes(const ConvShape& s, const float* x, const float* w, cons
     b.rows = std::min({band_rows, s.out_h - b.oy0, end_row - row});
     b.input_rows = (b.rows - 1) * s.stride_h + (s.kh - 1) * s.dil_h + 1;
     b.columns = padded_columns;
-    float* block = t_scratch.floats(t_scratch.input, s.channels * b.input_rows * b.columns);
-    float* sums = t_scratch.floats(t_scratch.sums, b.rows * s.out_w * maps_padded);
+    float* block = t_input.floats(s.channels * b.input_rows * b.columns);
+    float* sums = t_sums.floats(b.rows * s.out_w * maps_padded);
     fill_block(s, x + b.image * s.channels * s.height * s.width, b, block);
     sum_band(s, b, block, weights, maps_padded, sums);
     const int64_t image_out = b.image * s.maps * s.positions();

@@ -7,7 +7,7 @@
 
 #include "runtime/cpu_isa.h"
 #include "runtime/lane_masks.h"
-#include "runtime/memory_planner.h"
+#include "runtime/scratch_buffer.h"
 #include "runtime/transpose_avx512.h"
 
 #define TF_AVX512 __attribute__((target("avx512f,avx512vl,fma")))
@@ -44,17 +44,8 @@ struct Block {
   }
 };
 
-// A worker's buffers, kept for the thread's life (their pages are faulted in once).
-struct Scratch {
-  Arena input, output, weights;
-  float* floats(Arena& arena, int64_t count) {
-    const size_t bytes = static_cast<size_t>(count) * sizeof(float);
-    if (arena.size() < bytes) arena = Arena(bytes);
-    return reinterpret_cast<float*>(arena.data());
-  }
-};
-
-thread_local Scratch t_scratch;
+// A worker's buffers.
+thread_local ScratchBuffer t_input, t_output, t_weights;
 
 // Rows [first_row, first_row + rows) of the padded block of planes p0 .. p0 + n: input row
 // first_row - pad_top + r of each plane, transposed, at block row r; zeros in the padding.
@@ -163,7 +154,7 @@ TF_AVX512 void convolve_block(const ConvShape& s, const Block& geometry, const f
                               const float* bias, float* out, int64_t p0, int n) {
   const int64_t taps = s.kh * s.kw, plane_in = s.height * s.width, plane_out = s.positions();
   // Tap t's weights of the 16 channels, and their biases; zero in the lanes past n.
-  float* tap_weights = t_scratch.floats(t_scratch.weights, taps * kLanes + kLanes);
+  float* tap_weights = t_weights.floats(taps * kLanes + kLanes);
   float* biases = tap_weights + taps * kLanes;
   std::fill(biases, biases + kLanes, 0.0f);
   const int64_t c0 = p0 % s.channels;
@@ -189,8 +180,8 @@ TF_AVX512 void convolve_block(const ConvShape& s, const Block& geometry, const f
     }
   }
   const __m512 bias_vector = _mm512_loadu_ps(biases);
-  float* block = t_scratch.floats(t_scratch.input, Block::input_rows(s, geometry.band) * geometry.columns * kLanes);
-  float* sums = t_scratch.floats(t_scratch.output, geometry.band * s.out_w * kLanes);
+  float* block = t_input.floats(Block::input_rows(s, geometry.band) * geometry.columns * kLanes);
+  float* sums = t_output.floats(geometry.band * s.out_w * kLanes);
   for (int64_t oy0 = 0; oy0 < s.out_h; oy0 += geometry.band) {
     const int64_t rows = std::min(geometry.band, s.out_h - oy0);
     fill_rows(s, x + p0 * plane_in, n, oy0 * s.stride_h, Block::input_rows(s, rows), geometry.columns, block);

@@ -5,6 +5,7 @@
 
 #include "ir/error.h"
 #include "runtime/cpu_isa.h"
+#include "runtime/scratch_buffer.h"
 
 namespace tilefuse::runtime {
 
@@ -66,19 +67,8 @@ TileGrid tile_grid(std::span<const GemmProblem> problems, const GemmBlocking& bl
   return grid;
 }
 
-// A worker's packing buffer, kept for the thread's life (its pages are faulted in once).
-class Scratch {
- public:
-  float* floats(size_t count) {
-    if (arena_.size() < count * sizeof(float)) arena_ = Arena(count * sizeof(float));
-    return reinterpret_cast<float*>(arena_.data());
-  }
-
- private:
-  Arena arena_;
-};
-
-thread_local Scratch t_pack_a, t_pack_b;
+// A worker's packing buffers.
+thread_local ScratchBuffer t_pack_a, t_pack_b;
 
 // The kMR-row (or kNR-column) micro-panels of one block: panel p starts at base + p * stride.
 struct Panels {
