@@ -34,9 +34,9 @@ constexpr int row_outputs(int blocks) { return blocks >= 4 ? 6 : 8; }
 // A worker's buffers.
 thread_local ScratchBuffer t_input, t_sums, t_weights;
 
-// The geometry of one band: `rows` output rows of one image, reading `input_rows` rows of each
-// channel from input row `first_input` (less pad_top), held in a zero-padded block of `columns`
-// columns that covers whole groups of row outputs.
+// The geometry of one band: output rows oy0 .. oy0 + rows of one image, which read `input_rows`
+// rows of each channel from input row oy0 * stride_h - pad_top, held in a zero-padded block of
+// `columns` columns that covers whole groups of row outputs.
 struct Band {
   int64_t image, oy0, rows, input_rows, columns;
 };

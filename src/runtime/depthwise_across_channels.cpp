@@ -149,36 +149,42 @@ TF_AVX512 void store_planes(const float* sums, int64_t count, int64_t first, int
   }
 }
 
+// Tap t's weights of the channels of planes p0 .. p0 + n at tap_weights[t * 16], their biases
+// at biases[0 .. 16); zero in the lanes past n.
+TF_AVX512 void lay_out_weights(const ConvShape& s, const float* w, const float* bias, int64_t p0, int n,
+                               float* tap_weights, float* biases) {
+  const int64_t taps = s.kh * s.kw, c0 = p0 % s.channels;
+  auto next_channel = [&](int c) { return c + 1 == s.channels ? 0 : c + 1; };  // a block may span two images
+  std::fill(biases, biases + kLanes, 0.0f);
+  for (int e = 0, c = static_cast<int>(c0); e < n; ++e, c = next_channel(c)) {
+    if (bias != nullptr) biases[e] = bias[c];
+  }
+  if (c0 + n > s.channels) {
+    std::fill(tap_weights, tap_weights + taps * kLanes, 0.0f);
+    for (int e = 0, c = static_cast<int>(c0); e < n; ++e, c = next_channel(c)) {
+      for (int64_t t = 0; t < taps; ++t) tap_weights[t * kLanes + e] = w[c * taps + t];
+    }
+    return;
+  }
+  // The channels are consecutive: 16 taps of each at a time, transposed.
+  for (int64_t t0 = 0; t0 < taps; t0 += kLanes) {
+    const int depth = static_cast<int>(std::min<int64_t>(kLanes, taps - t0));
+    __m512 v[kLanes];
+    avx512::load_transposed(w + c0 * taps + t0, taps, n, depth, v);
+#pragma GCC unroll 16
+    for (int t = 0; t < kLanes; ++t) {
+      if (t < depth) _mm512_store_ps(tap_weights + (t0 + t) * kLanes, v[t]);
+    }
+  }
+}
+
 // Planes p0 .. p0 + n (n <= 16) of the batch, band by band.
 TF_AVX512 void convolve_block(const ConvShape& s, const Block& geometry, const float* x, const float* w,
                               const float* bias, float* out, int64_t p0, int n) {
   const int64_t taps = s.kh * s.kw, plane_in = s.height * s.width, plane_out = s.positions();
-  // Tap t's weights of the 16 channels, and their biases; zero in the lanes past n.
   float* tap_weights = t_weights.floats(taps * kLanes + kLanes);
   float* biases = tap_weights + taps * kLanes;
-  std::fill(biases, biases + kLanes, 0.0f);
-  const int64_t c0 = p0 % s.channels;
-  for (int e = 0, c = static_cast<int>(c0); e < n; ++e, c = c + 1 == s.channels ? 0 : c + 1) {
-    if (bias != nullptr) biases[e] = bias[c];
-  }
-  if (c0 + n <= s.channels) {
-    // The block's channels are consecutive: 16 taps of each at a time, transposed.
-    for (int64_t t0 = 0; t0 < taps; t0 += kLanes) {
-      const int depth = static_cast<int>(std::min<int64_t>(kLanes, taps - t0));
-      __m512 v[kLanes];
-      avx512::load_transposed(w + c0 * taps + t0, taps, n, depth, v);
-#pragma GCC unroll 16
-      for (int t = 0; t < kLanes; ++t) {
-        if (t < depth) _mm512_store_ps(tap_weights + (t0 + t) * kLanes, v[t]);
-      }
-    }
-  } else {
-    // The block spans two images: its channels wrap around to 0.
-    std::fill(tap_weights, tap_weights + taps * kLanes, 0.0f);
-    for (int e = 0, c = static_cast<int>(c0); e < n; ++e, c = c + 1 == s.channels ? 0 : c + 1) {
-      for (int64_t t = 0; t < taps; ++t) tap_weights[t * kLanes + e] = w[c * taps + t];
-    }
-  }
+  lay_out_weights(s, w, bias, p0, n, tap_weights, biases);
   const __m512 bias_vector = _mm512_loadu_ps(biases);
   float* block = t_input.floats(Block::input_rows(s, geometry.band) * geometry.columns * kLanes);
   float* sums = t_output.floats(geometry.band * s.out_w * kLanes);

@@ -1,6 +1,9 @@
 // 16 x 16 transposes in AVX-512 registers, for the routines that turn rows into lanes: the GEMM's
-// packing (sgemm_avx512.cpp) and the depthwise convolution with channels in lanes. Compiled for
-// AVX-512 whatever the build's target; call them only where the CPU has it.
+// packing (sgemm_avx512.cpp), the depthwise convolution across channels and the stems with maps
+// in lanes. Compiled for AVX-512 whatever the build's target; call them only where the CPU has
+// it. Always inlined and fully unrolled, so the 16 vectors stay in registers (as loops GCC kept
+// them in memory). GCC 12's shuffle intrinsics pass an "undefined" vector as the unused merge
+// source, which -Wuninitialized then reports in every caller; the callers silence it.
 #pragma once
 
 #include <immintrin.h>
@@ -16,10 +19,6 @@ namespace tilefuse::runtime::avx512 {
 // v[r] holds 16 consecutive values of row r; afterwards v[e] holds value e of every row (a
 // 16 x 16 transpose in registers: 64 shuffles for 256 values, where packing one value at a time
 // costs a load and a store each).
-// (GCC 12's shuffle intrinsics pass an "undefined" vector as the unused merge source, which
-// -Wuninitialized reports inside them; nothing here is read uninitialised.)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
 TF_AVX512_TRANSPOSE inline void transpose16(__m512 v[16]) {
   __m512 t[16];
 #pragma GCC unroll 8
@@ -51,7 +50,6 @@ TF_AVX512_TRANSPOSE inline void transpose16(__m512 v[16]) {
     v[12 + j] = _mm512_shuffle_f32x4(t[4 + j], t[12 + j], 0xdd);
   }
 }
-#pragma GCC diagnostic pop
 
 // Loads `count` rows of `depth` (<= 16) consecutive values, row r at src + r * stride, the rest
 // zero, and transposes them: v[e] then holds every row's value e.

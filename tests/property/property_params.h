@@ -15,11 +15,14 @@ namespace tilefuse::property {
 
 inline constexpr uint64_t kFixedSeed = 20261129;
 
-// True when RC_PARAMS sets the number of cases (`make property-explore`): then every case runs.
-inline bool cases_from_environment() {
+// What RC_PARAMS says ("" when it is not set).
+inline std::string rc_params() {
   const char* env = std::getenv("RC_PARAMS");
-  return env != nullptr && std::string(env).find("max_success") != std::string::npos;
+  return env != nullptr ? env : "";
 }
+
+// True when RC_PARAMS sets the number of cases (`make property-explore`): then every case runs.
+inline bool cases_from_environment() { return rc_params().find("max_success") != std::string::npos; }
 
 // A deadline for a property's cases in `make test`: a case that would start after it is skipped
 // and counted, so a slow machine makes the test shorter, never a timeout (and CI stays short).
@@ -45,9 +48,8 @@ class CaseBudget {
 
 inline rc::detail::TestParams property_params(const char* name, int cases) {
   rc::detail::TestParams params = rc::detail::configuration().testParams;
-  const char* env = std::getenv("RC_PARAMS");
-  const std::string given = env != nullptr ? env : "";
-  if (given.find("max_success") == std::string::npos) params.maxSuccess = cases;
+  const std::string given = rc_params();
+  if (!cases_from_environment()) params.maxSuccess = cases;
   if (given.find("seed") == std::string::npos && given.find("reproduce") == std::string::npos) params.seed = kFixedSeed;
   std::cout << name << ": " << params.maxSuccess << " cases, seed " << params.seed << " (rerun: RC_PARAMS=\"seed="
             << params.seed << "\")" << std::endl;
