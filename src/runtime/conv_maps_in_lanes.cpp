@@ -24,6 +24,7 @@ namespace {
 constexpr int kLanes = 16;                 // maps per vector
 constexpr int kMaxBlocks = 4;              // map vectors summed together
 constexpr int64_t kBandOutputs = 1024;     // output positions per band: their sums stay in L2
+constexpr int64_t kMaxWeightBytes = 256 << 10;  // the laid-out weights, read at every output, stay in L2
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -155,7 +156,8 @@ TF_AVX512 void sum_band(const ConvShape& s, const Band& b, const float* block, c
 }  // namespace
 
 bool conv_maps_in_lanes_suits(const ConvShape& s) {
-  return vector_isa() == VectorIsa::avx512 && s.groups == 1 && s.channels <= 4;
+  const int64_t weight_bytes = (s.channels * s.kh * s.kw + 1) * ceil_div(s.maps, kLanes) * kLanes * 4;
+  return vector_isa() == VectorIsa::avx512 && s.groups == 1 && s.channels <= 4 && weight_bytes <= kMaxWeightBytes;
 }
 
 void conv_maps_in_lanes(const ConvShape& s, const float* x, const float* w, const float* bias, const float* residual,

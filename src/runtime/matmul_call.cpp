@@ -63,6 +63,17 @@ struct MatMulShape {
     fold_batches_into_rows();
   }
 
+  int64_t batches() const { return static_cast<int64_t>(a_offsets.size()); }
+
+  // Batches that share one B but whose A rows are scattered: a seq-first activation read
+  // batch-first through a transpose (nn.MultiheadAttention's input projection: [128, 2, 256] x
+  // [256, 768] is 128 products of 2 rows). Their rows gathered into one matrix make one product
+  // of all of them; the copy is O(m k) against the product's O(m k n), so only for n >= 16.
+  bool gathers_rows() const {
+    if (batches() < 2 || n < 16) return false;
+    return std::all_of(b_offsets.begin(), b_offsets.end(), [&](int64_t o) { return o == b_offsets[0]; });
+  }
+
   // Batches that share one B and whose A rows follow each other at A's row stride are one
   // product of all their rows: ConvNeXt's [1, 7, 7, 768] x [768, 3072] is one GEMM of 49 rows,
   // not 7 of 7 rows each (a loop of calls, each too small for any engine to run well).
@@ -98,15 +109,17 @@ class MatMulCall : public LibraryCall {
     const float* a = in[0].data<float>();
     const float* b = in[1].data<float>();
     float* c = outs[0].data<float>();
-    const auto batches = static_cast<int64_t>(s.a_offsets.size());
     const float* bias = in.size() > 2 && in[2].defined() ? in[2].data<float>() : nullptr;  // FusedMatMul's [N]
     if (!own_gemm_engine()) return run_openblas(team, s, a, b, bias, c);
+    const bool gathered = s.gathers_rows();
+    const int64_t batches = gathered ? 1 : s.batches();
     problems_.resize(static_cast<size_t>(batches));
     for (int64_t i = 0; i < batches; ++i) {
       GemmProblem& p = problems_[i];
       p = GemmProblem{};
       p.m = s.m, p.n = s.n, p.k = s.k;
       p.a.view = s.a_matrix, p.a.view.data = a + s.a_offsets[i];
+      if (gathered) p.m = s.m * s.batches(), p.a.view = gather_rows(team, s, a);
       p.b.view = s.b_matrix, p.b.view.data = b + s.b_offsets[i];
       if (!packed_.empty()) p.b.packed = &packed_[s.b_offsets[i] / std::max<int64_t>(1, s.k * s.n)];
       p.c = c + i * s.m * s.n, p.ldc = s.n;
@@ -148,9 +161,27 @@ class MatMulCall : public LibraryCall {
     team.run(count, [&](int, int64_t first, int64_t end) { apply_epilogue(c + first, nullptr, end - first, activation_); });
   }
 
+  // Every batch's A rows, one after another in rows_ (see MatMulShape::gathers_rows).
+  MatrixView gather_rows(ThreadTeam& team, const MatMulShape& s, const float* a) {
+    rows_.resize(static_cast<size_t>(s.batches() * s.m * s.k));
+    team.run(s.batches() * s.m, [&](int, int64_t first, int64_t end) {
+      for (int64_t row = first; row < end; ++row) {
+        const float* src = a + s.a_offsets[row / s.m] + row % s.m * s.a_matrix.row_stride;
+        float* dst = rows_.data() + row * s.k;
+        if (s.a_matrix.col_stride == 1) {
+          std::copy(src, src + s.k, dst);
+        } else {
+          for (int64_t j = 0; j < s.k; ++j) dst[j] = src[j * s.a_matrix.col_stride];
+        }
+      }
+    });
+    return {rows_.data(), s.k, 1};
+  }
+
   const Node& node_;
   GemmBlocking blocking_;
   FusedActivation activation_;  // FusedMatMul's; the identity for a MatMul
+  std::vector<float> rows_;     // gather_rows', reused across runs
   std::vector<PackedOperand> packed_;
   std::vector<GemmProblem> problems_;  // reused across runs
   std::vector<BlasGemm> blas_calls_;   // the OpenBLAS path's, reused across runs

@@ -8,6 +8,8 @@
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
 #include "runtime/conv_gemm.h"
+#include "runtime/conv_maps_in_lanes.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/library_call.h"
 
 namespace tilefuse::runtime {
@@ -116,6 +118,9 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"StemOneD", {2, 2, 40}, {33, 2, 5}, {{"pads", Ints{2, 2}}, {"strides", Ints{3}}}},
                       ConvCase{"StemResidualHardSwish", {2, 3, 11, 11}, {16, 3, 3, 3},
                                {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}}, true, true, true, "HardSwish"},
+                      // Three channels whose weights do not stay in L2 (a ViT patch embedding):
+                      // the GEMM engine's path.
+                      ConvCase{"PatchEmbeddingManyMaps", {1, 3, 32, 48}, {200, 3, 16, 16}, {{"strides", Ints{16, 16}}}},
                       // FusedConv: y = activation(conv + z), on the engine's tiles over several
                       // depth blocks, pointwise, grouped, depthwise, and without a bias.
                       ConvCase{"ResidualRelu", {2, 40, 15, 13}, {50, 40, 3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, true, true, "Relu"},
@@ -135,6 +140,19 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"ResidualGelu", {1, 20, 9, 9}, {30, 20, 3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, true, true, "Gelu"},
                       ConvCase{"WeightNotConstantRelu", {2, 3, 8, 9}, {4, 3, 3, 3}, {}, true, false, false, "Relu"}),
     [](const auto& info) { return info.param.name; });
+
+// Maps in lanes takes the stems whose weights stay in L2 (ResNet-50's 7x7 with 64 maps,
+// ConvNeXt's 4x4 patches with 96) and leaves ViT's 16x16 patches with 768 maps to the GEMM.
+TEST(ConvMapsInLanes, SuitsStemsWhoseWeightsStayInL2) {
+  if (vector_isa() != VectorIsa::avx512) GTEST_SKIP() << "maps in lanes needs AVX-512";
+  auto stem = [](int64_t maps, int64_t kernel, int64_t stride, int64_t size) {
+    const int64_t out = size / stride;
+    return ConvShape{1, 3, size, size, maps, 1, kernel, kernel, out, out, stride, stride, 1, 1, 0, 0};
+  };
+  EXPECT_TRUE(conv_maps_in_lanes_suits(stem(64, 7, 2, 224)));
+  EXPECT_TRUE(conv_maps_in_lanes_suits(stem(96, 4, 4, 224)));
+  EXPECT_FALSE(conv_maps_in_lanes_suits(stem(768, 16, 16, 224)));
+}
 
 }  // namespace
 }  // namespace tilefuse::runtime

@@ -73,12 +73,18 @@ INSTANTIATE_TEST_SUITE_P(
         MatMulCase{"HeadsPV", "FusedMatMul", {{2, 3, 9, 9}, {2, 9, 3, 16}}, {{"perm_b", Ints{0, 2, 1, 3}}}},
         MatMulCase{"TransposedConstantWeight", "FusedMatMul", {{4, 20}, {33, 20}, {33}}, {{"perm_b", Ints{1, 0}}}, true},
         // Batches of A rows over one B fold into one product of all the rows; those whose rows
-        // do not follow each other (a transposed A, a batched B) stay batches.
+        // do not follow each other (a transposed A) are gathered into one matrix first, unless
+        // B is narrower than 16 columns; a batched B stays batches.
         MatMulCase{"BatchesFoldIntoRows", "MatMul", {{1, 7, 7, 12}, {12, 20}}, {}, true},
         MatMulCase{"BatchesFoldIntoRowsWithBias", "FusedMatMul", {{2, 3, 5, 12}, {12, 20}, {20}}, {}},
-        MatMulCase{"TransposedBatchesDoNotFold", "FusedMatMul", {{2, 5, 3, 12}, {12, 20}},
+        MatMulCase{"TransposedBatchesGathered", "FusedMatMul", {{2, 5, 3, 12}, {12, 20}},
                    {{"perm_a", Ints{0, 2, 1, 3}}}},
-        MatMulCase{"RowsTransposedDoNotFold", "FusedMatMul", {{3, 12, 5}, {12, 20}}, {{"perm_a", Ints{0, 2, 1}}}},
+        MatMulCase{"RowsTransposedGathered", "FusedMatMul", {{3, 12, 5}, {12, 20}}, {{"perm_a", Ints{0, 2, 1}}}},
+        // nn.MultiheadAttention's input projection: a batch-first input read seq-first, 2 rows
+        // per batch, against a packed weight with a bias and an activation.
+        MatMulCase{"SeqFirstProjectionGathered", "FusedMatMul", {{2, 29, 24}, {24, 40}, {40}},
+                   {{"perm_a", Ints{1, 0, 2}}, {"activation", std::string("Relu")}}, true},
+        MatMulCase{"NarrowTransposedBatches", "FusedMatMul", {{2, 5, 3, 12}, {12, 7}}, {{"perm_a", Ints{0, 2, 1, 3}}}},
         MatMulCase{"VectorABroadcastBatches", "MatMul", {{1, 1, 12}, {4, 12, 6}}, {}},
         MatMulCase{"GemmTransposed", "Gemm", {{20, 13}, {35, 20}}, {{"transA", int64_t{1}}, {"transB", int64_t{1}}}, true},
         MatMulCase{"GemmColumnBias", "Gemm", {{13, 20}, {20, 35}, {35}}, {{"alpha", 0.5}}, true},
