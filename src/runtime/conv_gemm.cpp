@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "ir/ops/window_geometry.h"
+#include "ir/shape.h"
 #include "runtime/blas_on_team.h"
 #include "runtime/conv_maps_in_lanes.h"
 #include "runtime/conv_unfold.h"
@@ -15,14 +16,15 @@ namespace tilefuse::runtime {
 
 namespace {
 
-ConvShape conv_shape(const Node& node, const Tensor& x, const Tensor& w, const Tensor& out) {
-  const bool one_d = x.rank() == 3;
+ConvShape conv_shape(const Node& node, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                     const std::vector<int64_t>& out) {
+  const bool one_d = x.size() == 3;
   auto spatial = [](const std::vector<int64_t>& s) { return std::vector<int64_t>(s.begin() + 2, s.end()); };
-  std::vector<int64_t> in_sp = spatial(x.shape()), out_sp = spatial(out.shape());
-  WindowGeometry g = window_geometry(node, in_sp.size(), spatial(w.shape()));
+  std::vector<int64_t> in_sp = spatial(x), out_sp = spatial(out);
+  WindowGeometry g = window_geometry(node, in_sp.size(), spatial(w));
   std::vector<int64_t> pads = begin_pads(g, in_sp, out_sp);
   ConvShape s{};
-  s.batch = x.shape()[0], s.channels = x.shape()[1], s.maps = w.shape()[0], s.groups = node.attr_int("group", 1);
+  s.batch = x[0], s.channels = x[1], s.maps = w[0], s.groups = node.attr_int("group", 1);
   auto at = [one_d](const std::vector<int64_t>& v, int d, int64_t fallback) { return one_d ? (d == 0 ? fallback : v[0]) : v[d]; };
   s.height = at(in_sp, 0, 1), s.width = at(in_sp, 1, 1);
   s.kh = at(g.kernel, 0, 1), s.kw = at(g.kernel, 1, 1);
@@ -53,6 +55,7 @@ class ConvCall : public LibraryCall {
     // A depthwise weight ([C, 1, kernel] with C groups) is read directly, never packed.
     const bool direct = w->constant.has_value() && groups == w->constant->shape()[0] && w->constant->shape()[1] == 1;
     if (own_gemm_engine() && w->constant.has_value() && !direct) packed_ = pack_weights(*w->constant, groups);
+    direct_ = direct;
   }
 
   void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
@@ -61,7 +64,7 @@ class ConvCall : public LibraryCall {
     const Tensor& w = in[1];
     const float* bias = in.size() > 2 && in[2].defined() ? in[2].data<float>() : nullptr;
     const float* residual = in.size() > 3 && in[3].defined() ? in[3].data<float>() : nullptr;  // FusedConv's Z
-    const ConvShape s = conv_shape(node_, x, w, out);
+    const ConvShape s = conv_shape(node_, x.shape(), w.shape(), out.shape());
     if (s.groups == s.channels && s.maps == s.channels) {
       // With an epilogue, 16 planes at a time (the planes depthwise_conv computes together
       // across channels): they are still in L1 or L2 when they are activated.
@@ -113,6 +116,18 @@ class ConvCall : public LibraryCall {
   }
 
   size_t packed_bytes() const override { return total_bytes(packed_); }
+
+  // Only a convolution of known shapes that runs as a GEMM: depthwise convolutions and stems
+  // (maps in lanes) do not use the blocking.
+  bool tunes_blocking() const override {
+    std::vector<std::vector<int64_t>> shapes;
+    for (const Value* v : {node_.input(0), node_.input(1), node_.outputs[0]}) {
+      if (!is_static(v->shape)) return false;
+      shapes.push_back(static_dims(v->shape));
+    }
+    return own_gemm_engine() && !direct_ && !conv_maps_in_lanes_suits(conv_shape(node_, shapes[0], shapes[1], shapes[2]));
+  }
+  void set_blocking(const GemmBlocking& blocking) override { blocking_ = blocking; }
 
  private:
   // Without AVX2 (vector_isa() is scalar): per image and group, the input unfolded whole (its
@@ -168,6 +183,7 @@ class ConvCall : public LibraryCall {
   const Node& node_;
   GemmBlocking blocking_;
   FusedActivation activation_;  // FusedConv's; the identity for a Conv
+  bool direct_ = false;          // a depthwise convolution, computed without the GEMM engine
   std::vector<PackedOperand> packed_;
   std::vector<float> cols_;            // the OpenBLAS path's unfolded input, reused across runs
   std::vector<PackB> packers_;         // per image and group

@@ -20,6 +20,7 @@
 #include "ir/checked_size.h"
 #include "ir/error.h"
 #include "reference/interpreter.h"
+#include "runtime/gemm_tuning.h"
 #include "runtime/hardware_calibration.h"
 #include "runtime/jit_buckets.h"
 #include "runtime/kernel_library.h"
@@ -140,7 +141,19 @@ struct Executor::Impl {
       if (!runs_on_node || shape_only[i] || !library_call_supports(*step.node)) continue;
       library_calls[i] = prepare_library_call(*step.node, blocking);
       counters.packed_weight_bytes += library_calls[i]->packed_bytes();
+      tune_library_call(*library_calls[i], *step.node, blocking, caches);
     }
+  }
+
+  // With --topn above 1, a GEMM's blocking is measured among candidates like a kernel's tiling
+  // (gemm_tuning.h), or read from the record an earlier run left.
+  void tune_library_call(LibraryCall& call, const Node& node, const GemmBlocking& model,
+                         const tiling::HardwareModel& caches) {
+    if (options.autotune_topn < 2) return;
+    const BlockingTuneResult r = tune_blocking(
+        call, node, model, {cache.root(), options.autotune_topn, team.size(), caches.l1d_bytes, caches.l2_bytes});
+    if (r.reused) ++counters.tuning.records_reused;
+    if (r.measured) ++counters.tuning.kernels_tuned;
   }
 
   const Value* root(const Value* v) const {

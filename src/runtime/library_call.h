@@ -30,6 +30,11 @@ class LibraryCall {
   virtual void run(ThreadTeam& team, const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) = 0;
   // Bytes of weights packed at preparation (0 when nothing was constant or packing is off).
   virtual size_t packed_bytes() const { return 0; }
+  // True for a call whose work is tilefuse's sgemm with a blocking that set_blocking replaces:
+  // the GEMM autotuner's candidates (gemm_tuning.h). False for calls on OpenBLAS, direct
+  // convolutions (depthwise, maps in lanes) and every other op.
+  virtual bool tunes_blocking() const { return false; }
+  virtual void set_blocking(const GemmBlocking& /*blocking*/) {}
 };
 
 // True if `node` runs as a library call (MatMul/Gemm/Conv on f32, 2-D f32 MaxPool without
