@@ -1,6 +1,6 @@
 // The code generator's placement decisions, read from the generated text: which loops run over
-// packs, which pass carries the software prefetch of the next rows, and how a column reduction
-// walks its rows.
+// packs, which pass carries the software prefetch of the next rows, how a column reduction
+// walks its rows, and how a materialised transpose reads its input.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -70,6 +70,32 @@ TEST(KernelEmitter, RowsThatHoldAPackLoopOverPacks) {
   const std::string short_rows = emit(softmax_kernel(20), 0);
   EXPECT_EQ(short_rows.find("tf::for_lanes_packed("), std::string::npos);
   EXPECT_NE(short_rows.find("tf::for_lanes("), std::string::npos);
+}
+
+// x^T + b over x[rows, cols]: b a scalar, or a bias per row of the result (bias_per_row).
+fusion::FusedKernel transpose_kernel(bool bias_per_row) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", DType::f32, {Dim(512), Dim(256)});
+  Value* t = g->add_node("Transpose", "t", {x}, {"t"}, {{"perm", std::vector<int64_t>{1, 0}}})->outputs[0];
+  Value* b = bias_per_row ? g->add_constant("b", Tensor(DType::f32, {256, 1})) : g->add_constant("b", Tensor::scalar_f32(1.0f));
+  g->add_output(g->add_node("Add", "add", {t, b}, {"y"})->outputs[0]);
+  return only_kernel(std::move(g));
+}
+
+TEST(KernelEmitter, MaterialisedTransposesReadBlocksTransposedInRegisters) {
+  KernelTiling tiling;
+  tiling.column_tile = 128;
+  const std::string source = emit_kernel(transpose_kernel(false), tiling, KernelVariant::Static).code;
+  EXPECT_NE(source.find("const int64_t outer = int64_t{1} * tf::ceil_div(int64_t{256}, tf::kLanes);"), std::string::npos)
+      << source;
+  EXPECT_NE(source.find("tf::load_transposed(b0_row + i * int64_t{256}, int64_t{256}, v"), std::string::npos) << source;
+  // What whole blocks leave is read with strided loads, a row of the block at a time.
+  EXPECT_NE(source.find("for (int64_t r = 0; r < block_rows; ++r) {"), std::string::npos) << source;
+  EXPECT_NE(source.find("tf::load_strided<V>(b0_sub + i * int64_t{256}, int64_t{256})"), std::string::npos) << source;
+  // A bias per row differs within a block: rows one at a time, as before.
+  const std::string per_row = emit_kernel(transpose_kernel(true), tiling, KernelVariant::Static).code;
+  EXPECT_EQ(per_row.find("load_transposed"), std::string::npos) << per_row;
+  EXPECT_NE(per_row.find("tf::load_strided<V>(b0_row + i * int64_t{256}, int64_t{256})"), std::string::npos) << per_row;
 }
 
 // Sum over axis 0 of [rows, cols], or (normalise) the mean, variance and normalised tensor.

@@ -117,6 +117,74 @@ template <typename V, typename T> inline void prefetch(const T* p) {
   }
 }
 
+// ---- transposed blocks ----
+// A kLanes x kLanes block of a tensor read across its rows (a Transpose materialised): on
+// return t[r] holds p[r + j * stride] for j = 0 .. kLanes - 1. The block is read as kLanes
+// contiguous runs, one per j, so each cache line is read whole once, where strided loads touch
+// kLanes lines per vector (and, at a power-of-two stride, lines of one cache set that evict each
+// other); then it is transposed in registers (AVX-512, AVX2) or through L1.
+inline void transpose_block(VF* t) {
+#if defined(__AVX512F__)
+  if constexpr (kLanes == 16) {
+    // Pairs of rows interleaved, then pairs of pairs, then 128-bit quarters twice.
+    __m512 a[16], b[16];
+    for (int i = 0; i < 16; i += 2) {
+      a[i] = _mm512_unpacklo_ps(t[i], t[i + 1]);
+      a[i + 1] = _mm512_unpackhi_ps(t[i], t[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+      for (int k = 0; k < 2; ++k) {
+        b[i + k] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(a[i + k]), _mm512_castps_pd(a[i + k + 2])));
+        b[i + k + 2] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(a[i + k]), _mm512_castps_pd(a[i + k + 2])));
+      }
+    }
+    for (int i = 0; i < 16; i += 8) {
+      for (int k = 0; k < 4; ++k) {
+        a[i + k] = _mm512_shuffle_f32x4(b[i + k], b[i + k + 4], 0x88);
+        a[i + k + 4] = _mm512_shuffle_f32x4(b[i + k], b[i + k + 4], 0xdd);
+      }
+    }
+    for (int k = 0; k < 8; ++k) {
+      b[k] = _mm512_shuffle_f32x4(a[k], a[k + 8], 0x88);
+      b[k + 8] = _mm512_shuffle_f32x4(a[k], a[k + 8], 0xdd);
+    }
+    // b[q] holds row q of the transposed block with the middle two of each four swapped.
+    for (int q = 0; q < 16; ++q) t[(q & 12) | ((q & 1) << 1) | ((q & 2) >> 1)] = b[q];
+    return;
+  }
+#elif defined(__AVX2__)
+  if constexpr (kLanes == 8) {
+    __m256 a[8], b[8];
+    for (int i = 0; i < 8; i += 2) {
+      a[i] = _mm256_unpacklo_ps(t[i], t[i + 1]);
+      a[i + 1] = _mm256_unpackhi_ps(t[i], t[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+      b[i] = _mm256_shuffle_ps(a[i], a[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+      b[i + 1] = _mm256_shuffle_ps(a[i], a[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+      b[i + 2] = _mm256_shuffle_ps(a[i + 1], a[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+      b[i + 3] = _mm256_shuffle_ps(a[i + 1], a[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int k = 0; k < 4; ++k) {
+      t[k] = _mm256_permute2f128_ps(b[k], b[k + 4], 0x20);
+      t[k + 4] = _mm256_permute2f128_ps(b[k], b[k + 4], 0x31);
+    }
+    return;
+  }
+#endif
+  alignas(64) float block[kLanes * kLanes];
+  for (int64_t j = 0; j < kLanes; ++j) t[j].store_aligned(block + j * kLanes);
+  for (int64_t r = 0; r < kLanes; ++r) {
+    alignas(64) float column[kLanes];
+    for (int64_t j = 0; j < kLanes; ++j) column[j] = block[j * kLanes + r];
+    t[r] = VF::load_aligned(column);
+  }
+}
+template <typename T> inline void load_transposed(const T* p, int64_t stride, VF* t) {
+  for (int64_t j = 0; j < kLanes; ++j) t[j] = load<VF>(p + j * stride);
+  transpose_block(t);
+}
+
 // ---- stores ----
 template <typename T> inline void store(T* p, float v) { from_f32(v, p); }
 template <typename T> inline void store(T* p, VF v) {
