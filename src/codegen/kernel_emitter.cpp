@@ -30,8 +30,10 @@ bool is_mask(const Value* v) { return v->dtype == DType::boolean; }
 bool is_reduction(const Node& n) { return n.def().has(kReduction); }
 
 // The values a node computes with, by input position (nullptr for an omitted optional input).
-// A reduction's axes and a view's shape are compile-time facts, not operands.
+// A reduction's axes and a view's shape are compile-time facts, not operands; a gather's data
+// and indices are read by its own load (KernelEmitter::gathered_load).
 std::vector<const Value*> operands_of(const Node& n) {
+  if (n.op == "GatherElements") return {};
   if (is_reduction(n) || fusion::is_view_op(n) || n.op == "Slice" || n.op == "Expand") return {n.input(0)};
   return {n.inputs.begin(), n.inputs.end()};
 }
@@ -318,12 +320,15 @@ class KernelEmitter {
     w_.close();
     w_.line();
     w_.open("TF_EXPORT size_t tf_scratch_bytes(const int64_t* symbols) {");
+    // A kernel with gathers reports an index out of range at the start of its scratch.
+    const std::string error_bytes = k_.space.gathers.empty() ? "" : "tf::kGatherErrorBytes + ";
     if (scratch_slot_.empty()) {
       w_.line("(void)symbols;");
-      w_.line("return 0;");
+      w_.line(fmt::format("return {};", k_.space.gathers.empty() ? "0" : "tf::kGatherErrorBytes"));
     } else {
       bind_symbols();
-      w_.line(fmt::format("return size_t({}) * {} * sizeof(float);", scratch_row_elements(), scratch_slot_.size()));
+      w_.line(fmt::format("return {}size_t({}) * {} * sizeof(float);", error_bytes, scratch_row_elements(),
+                          scratch_slot_.size()));
     }
     w_.close();
     w_.line();
@@ -343,13 +348,19 @@ class KernelEmitter {
       w_.line(fmt::format("{0}{1}* __restrict {2} = static_cast<{0}{1}*>(buffers[{3}]);", cv, type, buf(v),
                           buffer_index_.at(v)));
     }
+    if (!k_.space.gathers.empty()) {
+      w_.line("// [gather number, index] of an index out of range, zeroed by the runtime and read after the run");
+      w_.line("int64_t* const gather_error = static_cast<int64_t*>(scratch);");
+    }
     if (scratch_slot_.empty()) {
-      w_.line("(void)scratch;");
+      if (k_.space.gathers.empty()) w_.line("(void)scratch;");
     } else {
       w_.line("const int64_t scratch_row = " + scratch_row_elements() + ";");
+      const std::string rows = k_.space.gathers.empty()
+                                   ? "static_cast<float*>(scratch)"
+                                   : "reinterpret_cast<float*>(static_cast<char*>(scratch) + tf::kGatherErrorBytes)";
       for (const auto& [v, slot] : scratch_slot_) {
-        w_.line(fmt::format("float* __restrict s{} = static_cast<float*>(scratch) + {} * scratch_row;  // row of {}", slot,
-                            slot, var(v)));
+        w_.line(fmt::format("float* __restrict s{} = {} + {} * scratch_row;  // row of {}", slot, rows, slot, var(v)));
       }
     }
     emit_counts();
@@ -410,6 +421,7 @@ class KernelEmitter {
       w_.line("const int64_t c_end = " + cpp_int_expr(column_axis().extent) + ";");
     }
   }
+
 
   void emit_passes() {
     for (int p = 0; p < num_passes_; ++p) {
@@ -717,10 +729,29 @@ class KernelEmitter {
     const Node& n = *v->producer;
     std::vector<std::string> operands;
     for (const Value* in : operands_of(n)) operands.push_back(in == nullptr ? "" : full_operand(in, p));
-    std::string expr = passes_value_through(n) ? operands[0] : pointwise_expr(n, operands, "V");
+    std::string expr = n.op == "GatherElements"  ? gathered_load(n)
+                       : passes_value_through(n) ? operands[0]
+                                                 : pointwise_expr(n, operands, "V");
     w_.line(fmt::format("const auto {} = {};  // {}, computed again", var(v), expr, n.op));
     loaded_.insert(v);
     return var(v);
+  }
+
+  // The value GatherElements `n` picks at the current element (fusion::GatherLoad): its data at
+  // this point, with the index read here in place of the gathered axis's coordinate.
+  std::string gathered_load(const Node& n) const {
+    const auto& gathers = k_.space.gathers;
+    const auto it = std::find_if(gathers.begin(), gathers.end(), [&](const auto& g) { return g.first == n.outputs[0]; });
+    if (it == gathers.end()) fail_internal("code generation: {} is no gather of the kernel", n.describe());
+    const fusion::GatherLoad& g = it->second;
+    auto step = [&](const Value* v) { return nest_.inner.back().strides.at(v); };
+    auto at = [&](const Value* v) {
+      const Dim s = step(v);
+      return s == Dim(0) ? base_pointer(v) : base_pointer(v) + " + i" + (s == Dim(1) ? "" : " * " + cpp_int_expr(s));
+    };
+    return fmt::format("tf::load_gathered<V>({}, {}, {}, {}, {}, {}, gather_error, {})", at(g.data),
+                       cpp_int_expr(step(g.data)), at(g.indices), cpp_int_expr(step(g.indices)), cpp_int_expr(g.axis_stride),
+                       cpp_int_expr(g.extent), it - gathers.begin() + 1);
   }
 
   // Loads an external input at the current element (once per loop body): contiguous, broadcast
@@ -846,7 +877,8 @@ class KernelEmitter {
         continue;
       }
       const Value* out = n->outputs[0];
-      std::string expr = passes_value_through(*n)    ? operands[0]
+      std::string expr = n->op == "GatherElements"  ? gathered_load(*n)
+                         : passes_value_through(*n) ? operands[0]
                          : divides_by_row_value(*n) ? fmt::format("tf::divide({}, {})", operands[0], row_divisor(*n))
                                                     : typed_result(*n, pointwise_expr(*n, operands, value_type(*n)));
       w_.line(fmt::format("const auto {} = {};  // {}", var(out), expr, n->op));

@@ -31,7 +31,11 @@ const std::set<std::string, std::less<>>& kernel_op_types() {
 bool is_lane_dtype(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::boolean; }
 
 bool has_native_values(const IterationSpace& space) {
-  return std::any_of(space.access.begin(), space.access.end(), [](const auto& e) { return !is_lane_dtype(e.first->dtype); });
+  auto is_index = [&](const Value* v) {
+    return std::any_of(space.gathers.begin(), space.gathers.end(), [&](const auto& g) { return g.second.indices == v; });
+  };
+  return std::any_of(space.access.begin(), space.access.end(),
+                     [&](const auto& e) { return !is_lane_dtype(e.first->dtype) && !is_index(e.first); });
 }
 
 namespace {
@@ -101,13 +105,25 @@ std::vector<Value*> data_inputs(const Node& node) {
 
 namespace {
 
+// A GatherElements a kernel reads through: data of a float lane type (not bool), indices of
+// i64 or i32 (read as addresses, not computed with).
+bool is_kernel_gather(const Node& node) {
+  if (node.op != "GatherElements" || node.outputs.size() != 1) return false;
+  const DType data = node.input(0)->dtype, index = node.input(1)->dtype;
+  return is_lane_dtype(data) && data != DType::boolean && (index == DType::i64 || index == DType::i32);
+}
+
 // Whether every tensor the node computes with (data_inputs, outputs) is of a lane type.
-bool computes_in_lanes(const Node& node) { return all_lane_types(node.outputs) && all_lane_types(data_inputs(node)); }
+bool computes_in_lanes(const Node& node) {
+  if (is_kernel_gather(node)) return true;
+  return all_lane_types(node.outputs) && all_lane_types(data_inputs(node));
+}
 
 }  // namespace
 
 bool is_kernel_op(const Node& node) {
   if (node.outputs.empty()) return false;
+  if (node.op == "GatherElements") return is_kernel_gather(node);
   const bool reduction = node.op.rfind("Reduce", 0) == 0;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const Value* v = node.inputs[i];
@@ -166,7 +182,12 @@ class Deriver {
     if (!native_values_fit()) {
       return fail("a kernel with integer or f64 values is a scalar elementwise loop: no reductions, no f32 vector math");
     }
-    if (views) return run_with_views();
+    if (views) {
+      for (const Node* n : nodes_) {
+        if (n->op == "GatherElements") return fail(fmt::format("{}: a gather and a view in one kernel", n->describe()));
+      }
+      return run_with_views();
+    }
     if (!choose_domain(nodes_)) return {std::nullopt, reason_};
     for (Node* n : nodes_) {
       if (!add_node(*n)) return {std::nullopt, reason_};
@@ -176,6 +197,7 @@ class Deriver {
 
  private:
   bool add_node(const Node& n) {
+    if (n.op == "GatherElements") return add_gather(n);
     if (is_index_map_op(n)) return add_index_map_load(n);
     return is_reduction(n) ? add_reduction(n) : add_pointwise(n);
   }
@@ -494,6 +516,47 @@ class Deriver {
       return reject(fmt::format("{}: its result is not full-size in the kernel domain", n.describe()));
     }
     space_.access[map->source] = {Level::Full, map->strides, map->offset};
+    return true;
+  }
+
+  // GatherElements whose data and indices come from outside the group, are read by it alone, and
+  // agree on every axis but `axis` (torch.gather's usual case): a load of data at the domain
+  // point with the index there in place of the axis's coordinate (GatherLoad).
+  bool add_gather(const Node& n) {
+    const Value* data = n.input(0);
+    const Value* indices = n.input(1);
+    const Value* out = n.outputs[0];
+    for (const Value* v : {data, indices}) {
+      if (internal(v)) return reject(fmt::format("{}: '{}' is computed in the same kernel", n.describe(), v->name));
+      if (space_.access.count(v) || transposed_inputs_.count(v)) {
+        return reject(fmt::format("{}: input '{}' is also read another way", n.describe(), v->name));
+      }
+      for (const Node* user : v->users) {
+        if (user != &n && members_.count(const_cast<Node*>(user))) {
+          return reject(fmt::format("{}: input '{}' is also read another way", n.describe(), v->name));
+        }
+      }
+    }
+    if (!place_output(out, n)) return false;
+    if (space_.access.at(out).level != Level::Full || out->shape != space_.domain || indices->shape != out->shape) {
+      return reject(fmt::format("{}: its result is not full-size in the kernel domain", n.describe()));
+    }
+    const int64_t rank = data->rank();
+    int64_t axis = n.attr_int("axis", 0);
+    axis = axis < 0 ? axis + rank : axis;
+    if (indices->rank() != rank || axis < 0 || axis >= rank) return reject(fmt::format("{}: ranks or axis do not fit", n.describe()));
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != axis && !(data->shape[d] == indices->shape[d])) {
+        return reject(fmt::format("{}: data and indices differ on axis {}, which is not gathered", n.describe(), d));
+      }
+    }
+    std::vector<Dim> strides = contiguous_strides(data->shape);
+    space_.gathers.push_back({out, {data, indices, axis, strides[axis], data->shape[axis]}});
+    strides[axis] = Dim(0);
+    space_.access[data] = {Level::Full, strides};
+    space_.access[indices] = {Level::Full, contiguous_strides(indices->shape)};
+    transposed_inputs_.insert(data);
+    transposed_inputs_.insert(indices);
     return true;
   }
 

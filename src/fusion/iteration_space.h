@@ -26,6 +26,18 @@ struct TensorAccess {
   Dim offset = 0;            // elements from the tensor's start to the domain's origin (a Slice's start)
 };
 
+// A GatherElements inside a kernel: its result at a domain point is `data` read at that point
+// (its access strides are 0 along `axis`) with the value of `indices` there, wrapped once if
+// negative, in place of the coordinate along `axis` (`axis_stride` elements apart, `extent` of
+// them). An index out of range is reported by the kernel (tilefuse_kernel.h: load_gathered).
+struct GatherLoad {
+  const Value* data = nullptr;
+  const Value* indices = nullptr;
+  int64_t axis = 0;
+  Dim axis_stride = 1;
+  Dim extent = 1;
+};
+
 struct IterationSpace {
   Shape domain;
   std::vector<int64_t> reduced_axes;  // sorted; empty for purely elementwise kernels
@@ -33,6 +45,8 @@ struct IterationSpace {
   // Values between two index-map loads (the Slice in Slice -> Transpose): the kernel passes them
   // along but never has them at the domain's points, so none may leave the kernel.
   std::set<const Value*> passed_along;
+  // GatherElements results, in the order of the kernel's nodes.
+  std::vector<std::pair<const Value*, GatherLoad>> gathers;
 
   Shape reduced_shape() const;  // domain with the reduced axes set to 1
 };
@@ -53,7 +67,9 @@ bool is_kernel_op(const Node& node);
 // f32, f16, bf16 and bool: the types kernels compute in float SIMD lanes (bools as masks). A
 // kernel with a value of any other type is a scalar loop over native types, without reductions.
 bool is_lane_dtype(DType t);
-// Whether a kernel of this space has a value of another type (it is then a scalar loop).
+// Whether a kernel of this space has a value of another type (it is then a scalar loop). The
+// indices of a GatherElements inside the kernel are read as addresses, not values: they do not
+// count.
 bool has_native_values(const IterationSpace& space);
 const std::set<std::string, std::less<>>& kernel_op_types();
 

@@ -402,6 +402,13 @@ class Planner {
       return step;
     }
     const Group& g = groups_[group_of_.at(nodes.front())];
+    // A gather alone is the runtime's call (which prefetches the rows it picks from); in a group
+    // it is a load of the group's kernel.
+    if (g.nodes.size() == 1 && nodes.front()->op == "GatherElements") {
+      step.kind = StepKind::Host;
+      step.node = nodes.front();
+      return step;
+    }
     // Merges are only made where the merged group has an iteration space; a lone op may still
     // have none (dims that are symbolic expressions which do not provably broadcast): the
     // reference kernels run it, as a host step.

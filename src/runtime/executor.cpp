@@ -428,6 +428,10 @@ struct Executor::Impl {
     const int64_t workers = team.size();
     if (p.kernel_blocks[i] < 0) p.kernel_blocks[i] = lib.num_blocks(syms, workers);
     StepProfile* profile = options.profile;
+    const auto& gathers = plan.steps[i].kernel.space.gathers;
+    if (!gathers.empty()) {
+      for (Arena& scratch : p.scratch) std::memset(scratch.data(), 0, 2 * sizeof(int64_t));
+    }
     team.run(
         p.kernel_blocks[i],
         [&](int worker, int64_t first, int64_t end) {
@@ -436,6 +440,20 @@ struct Executor::Impl {
           if (profile) profile->record(static_cast<int64_t>(i), worker, start, StepProfile::Clock::now());
         },
         k.block_dim);
+    if (!gathers.empty()) check_gathers(gathers, p);
+  }
+
+  // A kernel's gathers record an index out of range at the start of the worker's scratch
+  // (tilefuse_kernel.h: load_gathered); the first one found is reported.
+  void check_gathers(const std::vector<std::pair<const Value*, fusion::GatherLoad>>& gathers, Prepared& p) const {
+    for (const Arena& scratch : p.scratch) {
+      const auto* error = reinterpret_cast<const int64_t*>(scratch.data());
+      if (error[0] <= 0 || error[0] > static_cast<int64_t>(gathers.size())) continue;
+      const auto& [value, g] = gathers[static_cast<size_t>(error[0] - 1)];
+      const int64_t n = p.shapes.at(g.data)[static_cast<size_t>(g.axis)];
+      fail_user("{}: index {} is out of range for axis {} of size {} (allowed [{}, {}])", value->producer->describe(),
+                error[1], g.axis, n, -n, n - 1);
+    }
   }
 
   void run_node_step(size_t i, const Bound& bound, Prepared& p) {

@@ -1,6 +1,6 @@
 // The code generator's placement decisions, read from the generated text: which loops run over
 // packs, which pass carries the software prefetch of the next rows, how a column reduction
-// walks its rows, and how a materialised transpose reads its input.
+// walks its rows, how a materialised transpose reads its input, and how a gather loads.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -96,6 +96,22 @@ TEST(KernelEmitter, MaterialisedTransposesReadBlocksTransposedInRegisters) {
   const std::string per_row = emit_kernel(transpose_kernel(true), tiling, KernelVariant::Static).code;
   EXPECT_EQ(per_row.find("load_transposed"), std::string::npos) << per_row;
   EXPECT_NE(per_row.find("tf::load_strided<V>(b0_row + i * int64_t{256}, int64_t{256})"), std::string::npos) << per_row;
+}
+
+// torch.gather(x, 1, index) + 1: the gather loads through the index, and a kernel with a gather
+// reports an index out of range at the start of its scratch.
+TEST(KernelEmitter, GathersLoadThroughTheirIndices) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", DType::f32, {Dim(64), Dim(300)});
+  Value* index = g->add_input("index", DType::i64, {Dim(64), Dim(100)});
+  Value* picked = g->add_node("GatherElements", "gather", {x, index}, {"picked"}, {{"axis", int64_t{1}}})->outputs[0];
+  g->add_output(g->add_node("Add", "add", {picked, g->add_constant("one", Tensor::scalar_f32(1.0f))}, {"y"})->outputs[0]);
+  const std::string source = emit(only_kernel(std::move(g)), 0);
+  EXPECT_NE(source.find("tf::load_gathered<V>(b0_row, int64_t{0}, b1_row + i, int64_t{1}, int64_t{1}, int64_t{300}, "
+                        "gather_error, 1)"),
+            std::string::npos)
+      << source;
+  EXPECT_NE(source.find("return tf::kGatherErrorBytes;"), std::string::npos) << source;
 }
 
 // Sum over axis 0 of [rows, cols], or (normalise) the mean, variance and normalised tensor.

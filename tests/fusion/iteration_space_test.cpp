@@ -95,5 +95,38 @@ TEST(IterationSpace, IntegerValuesJoinOnlyScalarElementwiseWork) {
   EXPECT_FALSE(is_kernel_op(*int_sum));
 }
 
+// torch.gather along the last axis, then Exp: the gather is a load of the kernel; its indices
+// are addresses (the kernel stays a float-lane kernel), and data is read with stride 0 along
+// the gathered axis (the index supplies that coordinate).
+TEST(IterationSpace, AGatherIsALoadThroughItsIndices) {
+  Graph g;
+  Value* data = g.add_input("data", DType::f32, {Dim(6), Dim(40)});
+  Value* index = g.add_input("index", DType::i64, {Dim(6), Dim(10)});
+  Value* picked = g.add_node("GatherElements", "gather", {data, index}, {"picked"}, {{"axis", int64_t{-1}}})->outputs[0];
+  Value* e = g.add_node("Exp", "exp", {picked}, {"e"})->outputs[0];
+  g.add_output(e);
+  g.infer_shapes();
+  const IterationSpaceResult r = derive_iteration_space(all_nodes(g));
+  ASSERT_TRUE(r.space) << r.reason;
+  EXPECT_EQ(r.space->domain, (Shape{Dim(6), Dim(10)}));
+  ASSERT_EQ(r.space->gathers.size(), 1u);
+  EXPECT_EQ(r.space->gathers[0].first, picked);
+  EXPECT_EQ(r.space->gathers[0].second.axis, 1);
+  EXPECT_EQ(r.space->gathers[0].second.extent, Dim(40));
+  EXPECT_EQ(r.space->access.at(data).strides, (std::vector<Dim>{Dim(40), Dim(0)}));
+  EXPECT_EQ(r.space->access.at(index).strides, (std::vector<Dim>{Dim(10), Dim(1)}));
+  EXPECT_FALSE(has_native_values(*r.space));
+  // The data also read as it is: two reads of one input, refused.
+  Graph h;
+  Value* square = h.add_input("data", DType::f32, {Dim(6), Dim(10)});
+  Value* at = h.add_input("index", DType::i64, {Dim(6), Dim(10)});
+  Value* again = h.add_node("GatherElements", "gather", {square, at}, {"again"}, {{"axis", int64_t{1}}})->outputs[0];
+  h.add_output(h.add_node("Add", "add", {again, square}, {"both"})->outputs[0]);
+  h.infer_shapes();
+  const IterationSpaceResult twice = derive_iteration_space(all_nodes(h));
+  EXPECT_FALSE(twice.space);
+  EXPECT_NE(twice.reason.find("also read"), std::string::npos) << twice.reason;
+}
+
 }  // namespace
 }  // namespace tilefuse::fusion

@@ -117,6 +117,45 @@ template <typename V, typename T> inline void prefetch(const T* p) {
   }
 }
 
+// ---- gathers (GatherElements inside a kernel) ----
+// The start of a kernel's scratch where its gathers report an index out of range: the gather's
+// number (from 1) and the index. The runtime zeroes it before the run and reads it after.
+constexpr size_t kGatherErrorBytes = 64;
+
+// The element offset of index k along an axis of `extent` elements `stride` apart; an index out
+// of range is recorded in `error` and reads element 0 instead.
+inline int64_t gathered_offset(int64_t k, int64_t stride, int64_t extent, int64_t* error, int64_t gather) {
+  const int64_t wrapped = k < 0 ? k + extent : k;
+  if (static_cast<uint64_t>(wrapped) >= static_cast<uint64_t>(extent)) [[unlikely]] {
+    error[0] = gather;
+    error[1] = k;
+    return 0;
+  }
+  return wrapped * stride;
+}
+
+// Lane l of the result is data[l * data_step + index[l * index_step] along the gathered axis].
+template <typename V, typename T, typename I>
+inline V load_gathered(const T* data, int64_t data_step, const I* index, int64_t index_step, int64_t stride, int64_t extent,
+                       int64_t* error, int64_t gather) {
+  if constexpr (kIsPack<V>) {
+    V r;
+    unrolled<kPackVectors>([&](auto k) {
+      r.v[k] = load_gathered<VF>(data + k * kLanes * data_step, data_step, index + k * kLanes * index_step, index_step,
+                                 stride, extent, error, gather);
+    });
+    return r;
+  } else if constexpr (std::is_same_v<V, float>) {
+    return to_f32(data[gathered_offset(int64_t(index[0]), stride, extent, error, gather)]);
+  } else {
+    alignas(64) float tmp[kLanes];
+    for (int64_t l = 0; l < kLanes; ++l) {
+      tmp[l] = to_f32(data[l * data_step + gathered_offset(int64_t(index[l * index_step]), stride, extent, error, gather)]);
+    }
+    return VF::load_aligned(tmp);
+  }
+}
+
 // ---- transposed blocks ----
 // A kLanes x kLanes block of a tensor read across its rows (a Transpose materialised): on
 // return t[r] holds p[r + j * stride] for j = 0 .. kLanes - 1. The block is read as kLanes

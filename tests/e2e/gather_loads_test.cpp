@@ -1,0 +1,128 @@
+// GatherElements inside kernels (fusion::GatherLoad): the gather is a load of the kernel that
+// consumes it, through the index read at each point. Each graph runs fused against the
+// reference interpreter, as one kernel where the gather must fuse: the last axis (torch.gather's
+// usual case) with negative indices, the first and a middle axis with int32 indices, f16 data,
+// a row reduction and a column reduction of what was gathered, a symbolic dim (the jit kernel),
+// and data also read as it is (no fusion, still right). An index out of range is reported by
+// name, whichever worker met it.
+#include <gtest/gtest.h>
+
+#include "e2e/fused_vs_reference.h"
+
+namespace tilefuse {
+namespace {
+
+using e2e::filled;
+using e2e::node;
+using Case = e2e::GraphCase;
+
+class GatherLoads : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GatherLoads, FusedMatchesReference) { e2e::expect_fused_matches_reference(GetParam()); }
+
+// Indices in [-extent, extent): every one in range, negative ones wrapped.
+Tensor indices(DType dtype, std::vector<int64_t> shape, int64_t extent, int salt) {
+  Tensor t(dtype, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_i64(i, (i * 7919 + salt * 31) % (2 * extent) - extent);
+  return t;
+}
+
+Value* gather(Graph& g, Value* data, Value* index, int64_t axis) {
+  return node(g, "GatherElements", {data, index}, {{"axis", axis}});
+}
+
+// data [shape] and indices [index_shape] as inputs; `body` builds the outputs from the gather.
+Case gathered(std::string name, DType dtype, std::vector<int64_t> shape, std::vector<int64_t> index_shape, int64_t axis,
+              DType index_dtype, std::function<std::vector<Value*>(Graph&, Value*)> body, size_t max_kernels) {
+  return {std::move(name),
+          [=](Graph& g) {
+            Value* x = g.add_input("x", dtype, std::vector<Dim>(shape.begin(), shape.end()));
+            Value* idx = g.add_input("idx", index_dtype, std::vector<Dim>(index_shape.begin(), index_shape.end()));
+            for (Value* out : body(g, gather(g, x, idx, axis))) g.add_output(out);
+            const int64_t extent = shape[static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(shape.size()) : axis)];
+            return std::vector<std::map<std::string, Tensor>>{
+                {{"x", filled(dtype, shape, 1)}, {"idx", indices(index_dtype, index_shape, extent, 2)}}};
+          },
+          max_kernels};
+}
+
+std::vector<Case> cases() {
+  auto plus_one = [](Graph& g, Value* v) {
+    return std::vector<Value*>{node(g, "Add", {v, g.add_constant("one", Tensor::scalar_f32(1.0f))})};
+  };
+  std::vector<Case> out;
+  out.push_back(gathered("last_axis", DType::f32, {37, 300}, {37, 129}, -1, DType::i64, plus_one, 1));
+  out.push_back(gathered("first_axis", DType::f32, {50, 70}, {20, 70}, 0, DType::i64, plus_one, 1));
+  out.push_back(gathered("middle_axis_int32", DType::f32, {3, 40, 33}, {3, 9, 33}, 1, DType::i32,
+                         [](Graph& g, Value* v) { return std::vector<Value*>{node(g, "Tanh", {v})}; }, 1));
+  out.push_back(gathered("f16", DType::f16, {12, 64}, {12, 48}, 1, DType::i64,
+                         [](Graph& g, Value* v) { return std::vector<Value*>{node(g, "Neg", {v})}; }, 1));
+  out.push_back(gathered("row_sum", DType::f32, {16, 200}, {16, 90}, 1, DType::i64,
+                         [](Graph& g, Value* v) {
+                           return std::vector<Value*>{node(g, "ReduceSum", {node(g, "Exp", {v})}, {{"axes", std::vector<int64_t>{1}}})};
+                         },
+                         1));
+  out.push_back(gathered("column_sum", DType::f32, {40, 96}, {64, 96}, 0, DType::i64,
+                         [](Graph& g, Value* v) {
+                           return std::vector<Value*>{node(g, "ReduceSum", {node(g, "Abs", {v})}, {{"axes", std::vector<int64_t>{0}}})};
+                         },
+                         1));
+  out.push_back({"data_also_read_as_it_is",
+                 [](Graph& g) {
+                   Value* x = g.add_input("x", DType::f32, {Dim(8), Dim(30)});
+                   Value* idx = g.add_input("idx", DType::i64, {Dim(8), Dim(30)});
+                   g.add_output(node(g, "Mul", {gather(g, x, idx, 1), node(g, "Exp", {x})}));
+                   return std::vector<std::map<std::string, Tensor>>{{{"x", filled({8, 30}, 3)}, {"idx", indices(DType::i64, {8, 30}, 30, 4)}}};
+                 }});
+  out.push_back({"symbolic_rows",
+                 [](Graph& g) {
+                   Value* x = g.add_input("x", DType::f32, {Dim::symbol("N"), Dim(64)});
+                   Value* idx = g.add_input("idx", DType::i64, {Dim::symbol("N"), Dim(32)});
+                   g.add_output(node(g, "Sigmoid", {gather(g, x, idx, 1)}));
+                   return std::vector<std::map<std::string, Tensor>>{
+                       {{"x", filled({33, 64}, 5)}, {"idx", indices(DType::i64, {33, 32}, 64, 6)}},
+                       {{"x", filled({5, 64}, 7)}, {"idx", indices(DType::i64, {5, 32}, 64, 8)}}};
+                 },
+                 1});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Graphs, GatherLoads, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+// An index out of range anywhere (here in the last rows, which the second worker runs) stops the
+// run with the node, the index and the allowed range; in range again, the next run is right.
+TEST(GatherLoadErrors, AnIndexOutOfRangeIsReportedByName) {
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {Dim(64), Dim(40)});
+  Value* idx = g.add_input("idx", DType::i64, {Dim(64), Dim(16)});
+  g.add_output(node(g, "Add", {gather(g, x, idx, 1), g.add_constant("one", Tensor::scalar_f32(1.0f))}));
+  g.infer_shapes();
+  runtime::ExecutorOptions options;
+  options.device.threads = 2;
+  options.compile_threads = 2;
+  options.cache_dir = e2e::test_cache_dir();
+  runtime::ExecutorCounters counters;
+  runtime::Executor exe(g, options, counters);
+  size_t kernels = 0;
+  for (const auto& step : exe.plan().steps) kernels += step.kind == fusion::StepKind::Kernel;
+  ASSERT_EQ(kernels, 1u) << fusion::print_plan(exe.plan());
+  for (int64_t bad : {40, -41}) {
+    Tensor index = indices(DType::i64, {64, 16}, 40, 9);
+    index.set_i64(60 * 16 + 5, bad);
+    try {
+      exe.run({{"x", filled({64, 40}, 10)}, {"idx", index}});
+      ADD_FAILURE() << "index " << bad << " must be reported";
+    } catch (const UserError& e) {
+      const std::string expected = "index " + std::to_string(bad) + " is out of range for axis 1 of size 40 (allowed [-40, 39])";
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("GatherElements"), std::string::npos) << e.what();
+    }
+  }
+  const std::map<std::string, Tensor> good = {{"x", filled({64, 40}, 10)}, {"idx", indices(DType::i64, {64, 16}, 40, 9)}};
+  const std::vector<Tensor> expected = reference::run_graph(g, good);
+  EXPECT_TRUE(compare_tensors(exe.run(good).at(0), expected.at(0), {1e-5, 1e-5}).ok);
+}
+
+}  // namespace
+}  // namespace tilefuse
