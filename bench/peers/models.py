@@ -145,6 +145,24 @@ class GatherAlongAxis(nn.Module):
         return torch.gather(x, 1, index) + 1.0
 
 
+class GatedConcat(nn.Module):
+    """Branches joined and split again, as gated and U-Net layers write them: two inputs concatenated
+    on the channel axis, halved again (a GLU: sigmoid of one half times the other), then a border
+    of zeros (F.pad)."""
+
+    def forward(self, a, b):
+        x = torch.cat([torch.relu(a), b * 0.5], dim=1)
+        g, v = x.chunk(2, dim=1)
+        return nn.functional.pad(torch.sigmoid(g) * v, (1, 1, 1, 1))
+
+
+class IndexSelect(nn.Module):
+    """Rows picked by index (index_select: a Gather on axis 0), then scaled and shifted."""
+
+    def forward(self, x, rows):
+        return x.index_select(0, rows) * 2.0 + 1.0
+
+
 class MlpBlock(nn.Module):
     """Transformer MLP: MatMul+bias, GELU, MatMul+bias, residual add, LayerNorm."""
 
@@ -275,6 +293,16 @@ def gather_along_axis(size, rows, columns, picks):
                 {"x": f32(rows, columns), "index": ((rows, picks), torch.int64)}, memory_bound=True)
 
 
+def gated_concat(size, batch, channels, side):
+    return Case("gated_concat", size, GatedConcat,
+                {"a": f32(batch, channels, side, side), "b": f32(batch, channels, side, side)}, memory_bound=True)
+
+
+def index_select(size, rows, columns, picks):
+    return Case("index_select", size, IndexSelect, {"x": f32(rows, columns), "rows": ((picks,), torch.int64)},
+                memory_bound=True)
+
+
 def mlp_block(size, batch, seq, hidden):
     return Case("mlp_block", size, lambda: MlpBlock(hidden, 4 * hidden), {"x": f32(batch, seq, hidden)},
                 memory_bound=False)
@@ -303,6 +331,8 @@ def small_cases():
         dataclasses.replace(index_arithmetic("small", 256, 512), iters_factor=5),
         dataclasses.replace(transpose_out("small", 256, 512), iters_factor=5),
         dataclasses.replace(gather_along_axis("small", 256, 1024, 256), iters_factor=5),
+        dataclasses.replace(gated_concat("small", 1, 16, 64), iters_factor=5),
+        dataclasses.replace(index_select("small", 512, 1024, 256), iters_factor=5),
         dataclasses.replace(mlp_block("small", 1, 128, 256), iters_factor=5),
         dataclasses.replace(encoder_layer("small", 2, 128, 256, 4), iters_factor=5),
         latency_chain(),
@@ -323,6 +353,8 @@ def large_cases():
         index_arithmetic("large", 4096, 2048),
         transpose_out("large", 2048, 4096),
         gather_along_axis("large", 4096, 2048, 1024),
+        gated_concat("large", 8, 64, 128),
+        index_select("large", 8192, 2048, 4096),
         mlp_block("large", 4, 256, 768),
         encoder_layer("large", 4, 256, 512, 8),
     ]

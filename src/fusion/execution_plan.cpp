@@ -3,6 +3,7 @@
 #include "fusion/planner.h"
 #include "ir/graph_clone.h"
 #include "passes/batch_norm_folding.h"
+#include "passes/concat_slice_folding.h"
 #include "passes/conv_epilogue_folding.h"
 #include "passes/matmul_activation_folding.h"
 #include "passes/matmul_bias_folding.h"
@@ -17,6 +18,7 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
   ExecutionPlan planned{clone_graph(graph), {}};
   passes::fold_batch_norms(planned.graph);
   if (fuse) {  // unfused mode keeps one op per step
+    passes::fold_slices_of_concats(planned.graph);
     passes::fold_matmul_transposes(planned.graph);
     passes::fold_matmul_biases(planned.graph);
     passes::fold_matmul_activations(planned.graph);  // after the biases: they come between
