@@ -27,13 +27,14 @@ constexpr int64_t kJitBlocksPerWorker = 4;
 constexpr int64_t kFallbackColumnReductionTile = 256;
 
 bool is_mask(const Value* v) { return v->dtype == DType::boolean; }
+bool is_gather(const Node& n) { return n.op == "Gather" || n.op == "GatherElements"; }
 bool is_reduction(const Node& n) { return n.def().has(kReduction); }
 
 // The values a node computes with, by input position (nullptr for an omitted optional input).
 // A reduction's axes and a view's shape are compile-time facts, not operands; a gather's data
 // and indices are read by its own load (KernelEmitter::gathered_load).
 std::vector<const Value*> operands_of(const Node& n) {
-  if (n.op == "GatherElements") return {};
+  if (is_gather(n)) return {};
   if (is_reduction(n) || fusion::is_view_op(n) || n.op == "Slice" || n.op == "Expand") return {n.input(0)};
   return {n.inputs.begin(), n.inputs.end()};
 }
@@ -729,7 +730,7 @@ class KernelEmitter {
     const Node& n = *v->producer;
     std::vector<std::string> operands;
     for (const Value* in : operands_of(n)) operands.push_back(in == nullptr ? "" : full_operand(in, p));
-    std::string expr = n.op == "GatherElements"  ? gathered_load(n)
+    std::string expr = is_gather(n)              ? gathered_load(n)
                        : passes_value_through(n) ? operands[0]
                                                  : pointwise_expr(n, operands, "V");
     w_.line(fmt::format("const auto {} = {};  // {}, computed again", var(v), expr, n.op));
@@ -737,7 +738,7 @@ class KernelEmitter {
     return var(v);
   }
 
-  // The value GatherElements `n` picks at the current element (fusion::GatherLoad): its data at
+  // The value gather `n` picks at the current element (fusion::GatherLoad): its data at
   // this point, with the index read here in place of the gathered axis's coordinate.
   std::string gathered_load(const Node& n) const {
     const auto& gathers = k_.space.gathers;
@@ -877,7 +878,7 @@ class KernelEmitter {
         continue;
       }
       const Value* out = n->outputs[0];
-      std::string expr = n->op == "GatherElements"  ? gathered_load(*n)
+      std::string expr = is_gather(*n)              ? gathered_load(*n)
                          : passes_value_through(*n) ? operands[0]
                          : divides_by_row_value(*n) ? fmt::format("tf::divide({}, {})", operands[0], row_divisor(*n))
                                                     : typed_result(*n, pointwise_expr(*n, operands, value_type(*n)));

@@ -105,10 +105,10 @@ std::vector<Value*> data_inputs(const Node& node) {
 
 namespace {
 
-// A GatherElements a kernel reads through: data of a float lane type (not bool), indices of
-// i64 or i32 (read as addresses, not computed with).
+// A Gather or GatherElements a kernel reads through: data of a float lane type (not bool),
+// indices of i64 or i32 (read as addresses, not computed with).
 bool is_kernel_gather(const Node& node) {
-  if (node.op != "GatherElements" || node.outputs.size() != 1) return false;
+  if ((node.op != "Gather" && node.op != "GatherElements") || node.outputs.size() != 1) return false;
   const DType data = node.input(0)->dtype, index = node.input(1)->dtype;
   return is_lane_dtype(data) && data != DType::boolean && (index == DType::i64 || index == DType::i32);
 }
@@ -123,7 +123,7 @@ bool computes_in_lanes(const Node& node) {
 
 bool is_kernel_op(const Node& node) {
   if (node.outputs.empty()) return false;
-  if (node.op == "GatherElements") return is_kernel_gather(node);
+  if (node.op == "Gather" || node.op == "GatherElements") return is_kernel_gather(node);
   const bool reduction = node.op.rfind("Reduce", 0) == 0;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const Value* v = node.inputs[i];
@@ -184,7 +184,9 @@ class Deriver {
     }
     if (views) {
       for (const Node* n : nodes_) {
-        if (n->op == "GatherElements") return fail(fmt::format("{}: a gather and a view in one kernel", n->describe()));
+        if (n->op == "Gather" || n->op == "GatherElements") {
+          return fail(fmt::format("{}: a gather and a view in one kernel", n->describe()));
+        }
       }
       return run_with_views();
     }
@@ -197,7 +199,7 @@ class Deriver {
 
  private:
   bool add_node(const Node& n) {
-    if (n.op == "GatherElements") return add_gather(n);
+    if (n.op == "Gather" || n.op == "GatherElements") return add_gather(n);
     if (is_index_map_op(n)) return add_index_map_load(n);
     return is_reduction(n) ? add_reduction(n) : add_pointwise(n);
   }
@@ -519,9 +521,12 @@ class Deriver {
     return true;
   }
 
-  // GatherElements whose data and indices come from outside the group, are read by it alone, and
-  // agree on every axis but `axis` (torch.gather's usual case): a load of data at the domain
-  // point with the index there in place of the axis's coordinate (GatherLoad).
+  // A gather whose data and indices come from outside the group and are read by it alone: a load
+  // of data at the domain point with the index read there in place of the gathered axis's
+  // coordinate (GatherLoad). GatherElements: indices of the result's shape that agree with data
+  // on every axis but `axis` (torch.gather's usual case). Gather: the result's axes are data's
+  // before `axis`, then the indices' (data does not move along them), then data's after it
+  // (the index does not move along those): an embedding lookup, index_select, x[:, 0].
   bool add_gather(const Node& n) {
     const Value* data = n.input(0);
     const Value* indices = n.input(1);
@@ -538,23 +543,34 @@ class Deriver {
       }
     }
     if (!place_output(out, n)) return false;
-    if (space_.access.at(out).level != Level::Full || out->shape != space_.domain || indices->shape != out->shape) {
+    if (space_.access.at(out).level != Level::Full || out->shape != space_.domain) {
       return reject(fmt::format("{}: its result is not full-size in the kernel domain", n.describe()));
     }
-    const int64_t rank = data->rank();
+    const int64_t rank = data->rank(), q = indices->rank();
     int64_t axis = n.attr_int("axis", 0);
     axis = axis < 0 ? axis + rank : axis;
-    if (indices->rank() != rank || axis < 0 || axis >= rank) return reject(fmt::format("{}: ranks or axis do not fit", n.describe()));
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d != axis && !(data->shape[d] == indices->shape[d])) {
-        return reject(fmt::format("{}: data and indices differ on axis {}, which is not gathered", n.describe(), d));
+    if (axis < 0 || axis >= rank) return reject(fmt::format("{}: axis out of range", n.describe()));
+    const std::vector<Dim> data_strides = contiguous_strides(data->shape), index_strides = contiguous_strides(indices->shape);
+    std::vector<Dim> on_data(space_.domain.size(), Dim(0)), on_indices(space_.domain.size(), Dim(0));
+    if (n.op == "GatherElements") {
+      if (q != rank || indices->shape != out->shape) return reject(fmt::format("{}: indices are not the result's shape", n.describe()));
+      for (int64_t d = 0; d < rank; ++d) {
+        if (d != axis && !(data->shape[d] == indices->shape[d])) {
+          return reject(fmt::format("{}: data and indices differ on axis {}, which is not gathered", n.describe(), d));
+        }
+        on_data[d] = d == axis ? Dim(0) : data_strides[d];
       }
+      on_indices = index_strides;
+    } else {
+      if (out->rank() != rank - 1 + q) return reject(fmt::format("{}: result rank does not fit", n.describe()));
+      for (int64_t d = 0; d < rank; ++d) {
+        if (d != axis) on_data[d < axis ? d : d - 1 + q] = data_strides[d];
+      }
+      for (int64_t k = 0; k < q; ++k) on_indices[axis + k] = index_strides[k];
     }
-    std::vector<Dim> strides = contiguous_strides(data->shape);
-    space_.gathers.push_back({out, {data, indices, axis, strides[axis], data->shape[axis]}});
-    strides[axis] = Dim(0);
-    space_.access[data] = {Level::Full, strides};
-    space_.access[indices] = {Level::Full, contiguous_strides(indices->shape)};
+    space_.gathers.push_back({out, {data, indices, axis, data_strides[axis], data->shape[axis]}});
+    space_.access[data] = {Level::Full, on_data};
+    space_.access[indices] = {Level::Full, on_indices};
     transposed_inputs_.insert(data);
     transposed_inputs_.insert(indices);
     return true;

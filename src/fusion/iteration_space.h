@@ -26,10 +26,11 @@ struct TensorAccess {
   Dim offset = 0;            // elements from the tensor's start to the domain's origin (a Slice's start)
 };
 
-// A GatherElements inside a kernel: its result at a domain point is `data` read at that point
-// (its access strides are 0 along `axis`) with the value of `indices` there, wrapped once if
-// negative, in place of the coordinate along `axis` (`axis_stride` elements apart, `extent` of
-// them). An index out of range is reported by the kernel (tilefuse_kernel.h: load_gathered).
+// A Gather or GatherElements inside a kernel: its result at a domain point is `data` read at
+// that point (its access strides do not include `axis`) with the value of `indices` there,
+// wrapped once if negative, as the coordinate along `axis` (`axis_stride` elements apart,
+// `extent` of them). An index out of range is reported by the kernel (tilefuse_kernel.h:
+// load_gathered).
 struct GatherLoad {
   const Value* data = nullptr;
   const Value* indices = nullptr;
@@ -45,7 +46,7 @@ struct IterationSpace {
   // Values between two index-map loads (the Slice in Slice -> Transpose): the kernel passes them
   // along but never has them at the domain's points, so none may leave the kernel.
   std::set<const Value*> passed_along;
-  // GatherElements results, in the order of the kernel's nodes.
+  // Gather and GatherElements results, in the order of the kernel's nodes.
   std::vector<std::pair<const Value*, GatherLoad>> gathers;
 
   Shape reduced_shape() const;  // domain with the reduced axes set to 1

@@ -50,8 +50,9 @@ std::vector<Pattern> builtin_patterns() {
       // Slice, Transpose and Expand after one another: one load through the composed index map.
       pair("index_map_chain", PatternFamily::Transpose, op({"Slice", "Transpose", "Expand"}),
            op({"Slice", "Transpose", "Expand"})),
-      // torch.gather then arithmetic: the gather is a load of the consumer's kernel.
-      pair("gather_elementwise", PatternFamily::Transpose, op({"GatherElements"}), pointwise()),
+      // A gather (torch.gather, index_select, an embedding lookup) then arithmetic: the gather is
+      // a load of the consumer's kernel.
+      pair("gather_elementwise", PatternFamily::Transpose, op({"Gather", "GatherElements"}), pointwise()),
       pair("matmul_epilogue", PatternFamily::MatmulEpilogue, op({"MatMul", "Gemm"}), pointwise()),
   };
 }

@@ -24,6 +24,7 @@ struct GraphCase {
   // dim takes several values).
   std::function<std::vector<std::map<std::string, Tensor>>(Graph&)> build;
   size_t max_kernels = 0;  // when > 0: the fused plan has at most this many kernels
+  bool kernels_only = false;  // every step of the fused plan is a kernel or a view (no op left outside)
 };
 
 inline void expect_fused_matches_reference(const GraphCase& c) {
@@ -40,6 +41,12 @@ inline void expect_fused_matches_reference(const GraphCase& c) {
     size_t kernels = 0;
     for (const auto& step : exe.plan().steps) kernels += step.kind == fusion::StepKind::Kernel;
     EXPECT_LE(kernels, c.max_kernels) << c.name << ":\n" << fusion::print_plan(exe.plan());
+  }
+  if (c.kernels_only) {
+    for (const auto& step : exe.plan().steps) {
+      EXPECT_TRUE(step.kind == fusion::StepKind::Kernel || step.kind == fusion::StepKind::View)
+          << c.name << ":\n" << fusion::print_plan(exe.plan());
+    }
   }
   for (const auto& inputs : runs) {
     const std::vector<Tensor> expected = reference::run_graph(g, inputs);

@@ -1,10 +1,12 @@
-// GatherElements inside kernels (fusion::GatherLoad): the gather is a load of the kernel that
-// consumes it, through the index read at each point. Each graph runs fused against the
-// reference interpreter, as one kernel where the gather must fuse: the last axis (torch.gather's
-// usual case) with negative indices, the first and a middle axis with int32 indices, f16 data,
-// a row reduction and a column reduction of what was gathered, a symbolic dim (the jit kernel),
-// and data also read as it is (no fusion, still right). An index out of range is reported by
-// name, whichever worker met it.
+// Gather and GatherElements inside kernels (fusion::GatherLoad): the gather is a load of the
+// kernel that consumes it, through the index read at each point. Each graph runs fused against
+// the reference interpreter, as one kernel and nothing else where the gather must fuse. GatherElements: the last
+// axis (torch.gather's usual case) with negative indices, the first and a middle axis with int32
+// indices, f16 data, a row reduction and a column reduction of what was gathered, a symbolic dim
+// (the jit kernel), and data also read as it is (no fusion, still right). Gather: an embedding
+// lookup plus positions, index_select, a scalar index (x[:, 3]), indices of rank 2 on a middle
+// axis, and a softmax over gathered rows. An index out of range is reported by name, whichever
+// worker met it.
 #include <gtest/gtest.h>
 
 #include "e2e/fused_vs_reference.h"
@@ -27,23 +29,24 @@ Tensor indices(DType dtype, std::vector<int64_t> shape, int64_t extent, int salt
   return t;
 }
 
-Value* gather(Graph& g, Value* data, Value* index, int64_t axis) {
-  return node(g, "GatherElements", {data, index}, {{"axis", axis}});
+Value* gather(Graph& g, Value* data, Value* index, int64_t axis, const std::string& op = "GatherElements") {
+  return node(g, op, {data, index}, {{"axis", axis}});
 }
 
 // data [shape] and indices [index_shape] as inputs; `body` builds the outputs from the gather.
 Case gathered(std::string name, DType dtype, std::vector<int64_t> shape, std::vector<int64_t> index_shape, int64_t axis,
-              DType index_dtype, std::function<std::vector<Value*>(Graph&, Value*)> body, size_t max_kernels) {
+              DType index_dtype, std::function<std::vector<Value*>(Graph&, Value*)> body, size_t max_kernels,
+              const std::string& op = "GatherElements") {
   return {std::move(name),
           [=](Graph& g) {
             Value* x = g.add_input("x", dtype, std::vector<Dim>(shape.begin(), shape.end()));
             Value* idx = g.add_input("idx", index_dtype, std::vector<Dim>(index_shape.begin(), index_shape.end()));
-            for (Value* out : body(g, gather(g, x, idx, axis))) g.add_output(out);
+            for (Value* out : body(g, gather(g, x, idx, axis, op))) g.add_output(out);
             const int64_t extent = shape[static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(shape.size()) : axis)];
             return std::vector<std::map<std::string, Tensor>>{
                 {{"x", filled(dtype, shape, 1)}, {"idx", indices(index_dtype, index_shape, extent, 2)}}};
           },
-          max_kernels};
+          max_kernels, true};
 }
 
 std::vector<Case> cases() {
@@ -83,7 +86,27 @@ std::vector<Case> cases() {
                        {{"x", filled({33, 64}, 5)}, {"idx", indices(DType::i64, {33, 32}, 64, 6)}},
                        {{"x", filled({5, 64}, 7)}, {"idx", indices(DType::i64, {5, 32}, 64, 8)}}};
                  },
-                 1});
+                 1, true});
+  // Gather: rows of an embedding table by token id, plus a position table.
+  out.push_back(gathered("embedding_lookup", DType::f32, {50, 64}, {3, 7}, 0, DType::i64,
+                         [](Graph& g, Value* v) {
+                           return std::vector<Value*>{node(g, "Add", {v, g.add_constant("positions", filled({7, 64}, 11))})};
+                         },
+                         1, "Gather"));
+  out.push_back(gathered("index_select", DType::f32, {40, 33}, {12}, 0, DType::i32, plus_one, 1, "Gather"));
+  out.push_back(gathered("middle_axis_rank2_indices", DType::f32, {3, 20, 5}, {2, 4}, 1, DType::i64,
+                         [](Graph& g, Value* v) { return std::vector<Value*>{node(g, "Tanh", {v})}; }, 1, "Gather"));
+  out.push_back(gathered("softmax_of_rows", DType::f32, {30, 48}, {9}, 0, DType::i64,
+                         [](Graph& g, Value* v) { return std::vector<Value*>{node(g, "Softmax", {v}, {{"axis", int64_t{-1}}})}; },
+                         1, "Gather"));
+  out.push_back({"scalar_index",  // x[:, 3]
+                 [](Graph& g) {
+                   Value* x = g.add_input("x", DType::f32, {Dim(4), Dim(10), Dim(6)});
+                   Value* three = g.add_constant("three", Tensor::scalar_i64(3));
+                   g.add_output(node(g, "Exp", {gather(g, x, three, 1, "Gather")}));
+                   return std::vector<std::map<std::string, Tensor>>{{{"x", filled({4, 10, 6}, 12)}}};
+                 },
+                 1, true});
   return out;
 }
 

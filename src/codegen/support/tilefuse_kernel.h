@@ -138,6 +138,10 @@ inline int64_t gathered_offset(int64_t k, int64_t stride, int64_t extent, int64_
 template <typename V, typename T, typename I>
 inline V load_gathered(const T* data, int64_t data_step, const I* index, int64_t index_step, int64_t stride, int64_t extent,
                        int64_t* error, int64_t gather) {
+  if (index_step == 0 && data_step == 1) {
+    // One index for every lane (an embedding row): a contiguous run of its row.
+    return load<V>(data + gathered_offset(int64_t(index[0]), stride, extent, error, gather));
+  }
   if constexpr (kIsPack<V>) {
     V r;
     unrolled<kPackVectors>([&](auto k) {
