@@ -44,10 +44,7 @@ TEST_P(CompositeOps, FusedMatchesReference) {
   GetParam().build(g, inputs);
   g.infer_shapes();
   const std::vector<Tensor> expected = reference::run_graph(g, inputs);
-  runtime::ExecutorOptions options;
-  options.device.threads = 2;
-  options.compile_threads = 2;
-  options.cache_dir = e2e::test_cache_dir();
+  const runtime::ExecutorOptions options = e2e::executor_options();
   runtime::ExecutorCounters counters;
   runtime::Executor exe(g, options, counters);
   if (GetParam().max_steps > 0) EXPECT_LE(exe.plan().steps.size(), GetParam().max_steps);

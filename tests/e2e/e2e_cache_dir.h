@@ -1,5 +1,5 @@
 // One kernel cache for the whole e2e test binary (the second mode and repeated runs reuse
-// kernels), removed when the binary ends.
+// kernels), removed when the binary ends, and the executor options the e2e suites run with.
 #pragma once
 
 #include <cstdlib>
@@ -7,6 +7,8 @@
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "runtime/executor.h"
 
 namespace tilefuse::e2e {
 
@@ -26,6 +28,15 @@ inline const std::string& test_cache_dir() {
   static const auto* const registered = ::testing::AddGlobalTestEnvironment(new CacheDir);
   (void)registered;
   return CacheDir::path();
+}
+
+// 2 workers, 2 compile threads, the binary's kernel cache.
+inline runtime::ExecutorOptions executor_options() {
+  runtime::ExecutorOptions options;
+  options.device.threads = 2;
+  options.compile_threads = 2;
+  options.cache_dir = test_cache_dir();
+  return options;
 }
 
 }  // namespace tilefuse::e2e

@@ -17,7 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using e2e::test_cache_dir;
+using e2e::executor_options;
 
 struct ModelCase {
   std::string name;
@@ -39,11 +39,8 @@ TEST_P(GeneratedKernels, MatchReference) {
   }
   std::vector<Tensor> expected = reference::run_graph(g, inputs);
 
-  runtime::ExecutorOptions options;
+  runtime::ExecutorOptions options = executor_options();
   options.fuse = GetParam().fuse;
-  options.device.threads = 2;
-  options.compile_threads = 2;
-  options.cache_dir = test_cache_dir();
   runtime::ExecutorCounters counters;
   runtime::Executor exe(g, options, counters);
   std::vector<Tensor> outputs;

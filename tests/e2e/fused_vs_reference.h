@@ -31,10 +31,7 @@ inline void expect_fused_matches_reference(const GraphCase& c) {
   Graph g;
   const std::vector<std::map<std::string, Tensor>> runs = c.build(g);
   g.infer_shapes();
-  runtime::ExecutorOptions options;
-  options.device.threads = 2;
-  options.compile_threads = 2;
-  options.cache_dir = test_cache_dir();
+  const runtime::ExecutorOptions options = executor_options();
   runtime::ExecutorCounters counters;
   runtime::Executor exe(g, options, counters);
   if (c.max_kernels > 0) {

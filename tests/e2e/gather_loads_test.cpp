@@ -121,10 +121,7 @@ TEST(GatherLoadErrors, AnIndexOutOfRangeIsReportedByName) {
   Value* idx = g.add_input("idx", DType::i64, {Dim(64), Dim(16)});
   g.add_output(node(g, "Add", {gather(g, x, idx, 1), g.add_constant("one", Tensor::scalar_f32(1.0f))}));
   g.infer_shapes();
-  runtime::ExecutorOptions options;
-  options.device.threads = 2;
-  options.compile_threads = 2;
-  options.cache_dir = e2e::test_cache_dir();
+  const runtime::ExecutorOptions options = e2e::executor_options();
   runtime::ExecutorCounters counters;
   runtime::Executor exe(g, options, counters);
   size_t kernels = 0;

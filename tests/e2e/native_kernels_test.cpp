@@ -145,9 +145,7 @@ TEST(NativeKernels, AComputedIntegerDivisorIsCheckedOnTheHost) {
   Value* d = g.add_input("d", DType::i64, {Dim(8)});
   g.add_output(b.op("Div", {b.op("Add", {x, b.constant(DType::i64, 1)}), d}));
   g.infer_shapes();
-  runtime::ExecutorOptions options;
-  options.device.threads = 2;
-  options.cache_dir = test_cache_dir();
+  const runtime::ExecutorOptions options = executor_options();
   runtime::ExecutorCounters counters;
   runtime::Executor exe(g, options, counters);
   const auto& steps = exe.plan().steps;

@@ -54,10 +54,7 @@ double relative_error(const Tensor& actual, const Tensor& expected) {
 
 std::vector<Tensor> run_model(const Graph& g, const std::map<std::string, Tensor>& inputs, bool fused) {
   if (!fused) return reference::run_graph(g, inputs);
-  runtime::ExecutorOptions options;
-  options.device.threads = 2;
-  options.compile_threads = 2;
-  options.cache_dir = e2e::test_cache_dir();
+  const runtime::ExecutorOptions options = e2e::executor_options();
   runtime::ExecutorCounters counters;
   runtime::Executor exe(g, options, counters);
   std::vector<Tensor> outputs;
