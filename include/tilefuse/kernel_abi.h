@@ -22,7 +22,10 @@ typedef int (*tf_abi_version_fn)(void);
  * its symbols; may be NULL for a kernel without symbols) when `workers` threads run it. A static
  * kernel's tiling is baked in and ignores `workers`; a jit kernel splits its work at launch. */
 typedef int64_t (*tf_num_blocks_fn)(const int64_t* symbols, int64_t workers);
-/* Bytes of per-worker scratch the kernel needs (64-byte aligned by the caller). */
+/* Bytes of per-worker scratch the kernel needs (64-byte aligned by the caller). A kernel that
+ * gathers (its plan lists gathers) keeps its first 64 bytes for an index out of range: two
+ * int64s, the gather's number from 1 and the index, which the caller zeroes before a run and
+ * reads after it. */
 typedef size_t (*tf_scratch_bytes_fn)(const int64_t* symbols);
 /* Runs blocks [first_block, end_block) of the split tf_num_blocks(symbols, workers) made.
  * `buffers` holds the kernel's inputs then its outputs, in the order of its metadata. */

@@ -423,7 +423,6 @@ class KernelEmitter {
     }
   }
 
-
   void emit_passes() {
     for (int p = 0; p < num_passes_; ++p) {
       emit_row_level(p);

@@ -47,7 +47,9 @@ TEST_P(CompositeOps, FusedMatchesReference) {
   const runtime::ExecutorOptions options = e2e::executor_options();
   runtime::ExecutorCounters counters;
   runtime::Executor exe(g, options, counters);
-  if (GetParam().max_steps > 0) EXPECT_LE(exe.plan().steps.size(), GetParam().max_steps);
+  if (GetParam().max_steps > 0) {
+    EXPECT_LE(exe.plan().steps.size(), GetParam().max_steps);
+  }
   const std::vector<Tensor> actual = exe.run(inputs);
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t i = 0; i < actual.size(); ++i) {
