@@ -27,14 +27,13 @@ constexpr int64_t kJitBlocksPerWorker = 4;
 constexpr int64_t kFallbackColumnReductionTile = 256;
 
 bool is_mask(const Value* v) { return v->dtype == DType::boolean; }
-bool is_gather(const Node& n) { return n.op == "Gather" || n.op == "GatherElements"; }
 bool is_reduction(const Node& n) { return n.def().has(kReduction); }
 
 // The values a node computes with, by input position (nullptr for an omitted optional input).
 // A reduction's axes and a view's shape are compile-time facts, not operands; a gather's data
 // and indices are read by its own load (KernelEmitter::gathered_load).
 std::vector<const Value*> operands_of(const Node& n) {
-  if (is_gather(n)) return {};
+  if (fusion::is_gather_op(n)) return {};
   if (is_reduction(n) || fusion::is_view_op(n) || n.op == "Slice" || n.op == "Expand") return {n.input(0)};
   return {n.inputs.begin(), n.inputs.end()};
 }
@@ -729,7 +728,7 @@ class KernelEmitter {
     const Node& n = *v->producer;
     std::vector<std::string> operands;
     for (const Value* in : operands_of(n)) operands.push_back(in == nullptr ? "" : full_operand(in, p));
-    std::string expr = is_gather(n)              ? gathered_load(n)
+    std::string expr = fusion::is_gather_op(n)  ? gathered_load(n)
                        : passes_value_through(n) ? operands[0]
                                                  : pointwise_expr(n, operands, "V");
     w_.line(fmt::format("const auto {} = {};  // {}, computed again", var(v), expr, n.op));
@@ -877,7 +876,7 @@ class KernelEmitter {
         continue;
       }
       const Value* out = n->outputs[0];
-      std::string expr = is_gather(*n)              ? gathered_load(*n)
+      std::string expr = fusion::is_gather_op(*n) ? gathered_load(*n)
                          : passes_value_through(*n) ? operands[0]
                          : divides_by_row_value(*n) ? fmt::format("tf::divide({}, {})", operands[0], row_divisor(*n))
                                                     : typed_result(*n, pointwise_expr(*n, operands, value_type(*n)));

@@ -83,6 +83,8 @@ bool is_native_kernel_op(const Node& node) {
 
 }  // namespace
 
+bool is_gather_op(const Node& node) { return node.op == "Gather" || node.op == "GatherElements"; }
+
 bool is_view_op(const Node& node) {
   static const std::set<std::string, std::less<>> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
   return views.count(node.op) != 0 && !node.outputs.empty() && node.input(0) != nullptr &&
@@ -108,7 +110,7 @@ namespace {
 // A Gather or GatherElements a kernel reads through: data of a float lane type (not bool),
 // indices of i64 or i32 (read as addresses, not computed with).
 bool is_kernel_gather(const Node& node) {
-  if ((node.op != "Gather" && node.op != "GatherElements") || node.outputs.size() != 1) return false;
+  if (!is_gather_op(node) || node.outputs.size() != 1) return false;
   const DType data = node.input(0)->dtype, index = node.input(1)->dtype;
   return is_lane_dtype(data) && data != DType::boolean && (index == DType::i64 || index == DType::i32);
 }
@@ -123,7 +125,7 @@ bool computes_in_lanes(const Node& node) {
 
 bool is_kernel_op(const Node& node) {
   if (node.outputs.empty()) return false;
-  if (node.op == "Gather" || node.op == "GatherElements") return is_kernel_gather(node);
+  if (is_gather_op(node)) return is_kernel_gather(node);
   const bool reduction = node.op.rfind("Reduce", 0) == 0;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const Value* v = node.inputs[i];
@@ -184,9 +186,7 @@ class Deriver {
     }
     if (views) {
       for (const Node* n : nodes_) {
-        if (n->op == "Gather" || n->op == "GatherElements") {
-          return fail(fmt::format("{}: a gather and a view in one kernel", n->describe()));
-        }
+        if (is_gather_op(*n)) return fail(fmt::format("{}: a gather and a view in one kernel", n->describe()));
       }
       return run_with_views();
     }
@@ -199,7 +199,7 @@ class Deriver {
 
  private:
   bool add_node(const Node& n) {
-    if (n.op == "Gather" || n.op == "GatherElements") return add_gather(n);
+    if (is_gather_op(n)) return add_gather(n);
     if (is_index_map_op(n)) return add_index_map_load(n);
     return is_reduction(n) ? add_reduction(n) : add_pointwise(n);
   }

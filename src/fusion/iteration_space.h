@@ -65,6 +65,8 @@ IterationSpaceResult derive_iteration_space(const std::vector<Node*>& nodes);
 // lane types (below), or it is an elementwise op that kernels compute on integer and f64 values
 // in their own types (arithmetic, comparisons, logic, Where, Cast, index maps; f64 math).
 bool is_kernel_op(const Node& node);
+// Gather or GatherElements: inside a kernel, a load through its indices (GatherLoad).
+bool is_gather_op(const Node& node);
 // f32, f16, bf16 and bool: the types kernels compute in float SIMD lanes (bools as masks). A
 // kernel with a value of any other type is a scalar loop over native types, without reductions.
 bool is_lane_dtype(DType t);

@@ -404,7 +404,7 @@ class Planner {
     const Group& g = groups_[group_of_.at(nodes.front())];
     // A gather alone is the runtime's call (which prefetches the rows it picks from); in a group
     // it is a load of the group's kernel.
-    if (g.nodes.size() == 1 && (nodes.front()->op == "Gather" || nodes.front()->op == "GatherElements")) {
+    if (g.nodes.size() == 1 && is_gather_op(*nodes.front())) {
       step.kind = StepKind::Host;
       step.node = nodes.front();
       return step;
