@@ -12,10 +12,7 @@ namespace {
 // The ints of a constant operand, or nothing when it is not a constant.
 std::optional<std::vector<int64_t>> constant_ints(const Node& n, size_t i) {
   if (!n.has_input(i) || !n.input(i)->constant) return std::nullopt;
-  const Tensor& t = *n.input(i)->constant;
-  std::vector<int64_t> v;
-  for (int64_t k = 0; k < t.numel(); ++k) v.push_back(t.get_i64(k));
-  return v;
+  return n.input(i)->constant->to_i64_vector();
 }
 
 // The input of `concat` that `slice` takes back whole, or nullptr.

@@ -445,7 +445,7 @@ struct Executor::Impl {
 
   // A kernel's gathers record an index out of range at the start of the worker's scratch
   // (tilefuse_kernel.h: load_gathered); the first one found is reported.
-  void check_gathers(const std::vector<std::pair<const Value*, fusion::GatherLoad>>& gathers, Prepared& p) const {
+  void check_gathers(const std::vector<std::pair<const Value*, fusion::GatherLoad>>& gathers, const Prepared& p) const {
     for (const Arena& scratch : p.scratch) {
       const auto* error = reinterpret_cast<const int64_t*>(scratch.data());
       if (error[0] <= 0 || error[0] > static_cast<int64_t>(gathers.size())) continue;

@@ -117,7 +117,7 @@ template <typename V, typename T> inline void prefetch(const T* p) {
   }
 }
 
-// ---- gathers (GatherElements inside a kernel) ----
+// ---- gathers (Gather and GatherElements inside a kernel) ----
 // The start of a kernel's scratch where its gathers report an index out of range: the gather's
 // number (from 1) and the index. The runtime zeroes it before the run and reads it after.
 constexpr size_t kGatherErrorBytes = 64;
