@@ -14,7 +14,7 @@ namespace {
 
 using tilefuse::runtime::ThreadTeam;
 
-void noop(int, int64_t, int64_t) {}
+constexpr auto noop = [](int, int64_t, int64_t) {};
 
 void BM_RunWarm(benchmark::State& state) {
   ThreadTeam team(static_cast<int>(state.range(0)));

@@ -1,22 +1,23 @@
-// The public C++ API of tilefuse.
+// The public C++ API of tilefuse. It needs only this directory on the include path.
 //
 //   tilefuse::Model model = tilefuse::load_onnx("model.onnx");
-//   std::map<std::string, tilefuse::Tensor> outputs = tilefuse::run(model, {{"x", x}});
+//   tilefuse::Executable exe = tilefuse::compile(model);        // plans, builds and loads once
+//   std::map<std::string, tilefuse::Tensor> outputs = exe.run({{"x", x}});
 //
-// Errors the caller can fix (bad model, wrong input shape or dtype) throw tilefuse::UserError
-// with a message naming the thing and the rule; anything else thrown is a bug in tilefuse.
+// Errors the caller can fix (a bad model, an input of the wrong dtype or shape, a bad option)
+// throw tilefuse::UserError with a message naming the thing and the rule; anything else thrown is
+// a bug in tilefuse.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "api/runner.h"
-#include "ir/error.h"
-#include "ir/graph.h"
-#include "ir/memory_budget.h"  // set_max_memory: the cap on tensors, arenas and outputs
-#include "ir/tensor.h"
+#include "tilefuse/error.h"
+#include "tilefuse/options.h"
+#include "tilefuse/tensor.h"
 #include "tilefuse/version.h"
 
 namespace tilefuse {
@@ -25,36 +26,69 @@ namespace api {
 struct Model;
 }
 
-using api::Mode;
-// Threads (device limit), compile threads, autotune_topn, cache_dir, debug_dir; unset fields come
-// from the TILEFUSE_* environment variables.
-using api::ExecutionOptions;
-
-// A name and its type as the model declares it, e.g. {"x", "f32[N, 128]"}.
+// An input or output as the model declares it, e.g. {"x", "f32[N, 128]", DType::f32, {-1, 128}}.
 struct TensorSpec {
   std::string name;
   std::string type;
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;  // -1 where the dim is symbolic (named in `type`)
 };
+
+class Executable;
 
 // A loaded model. Cheap to copy: copies share the graph.
 class Model {
  public:
   std::vector<TensorSpec> inputs() const;
   std::vector<TensorSpec> outputs() const;
-  const Graph& graph() const;
 
  private:
   explicit Model(std::shared_ptr<const api::Model> model) : model_(std::move(model)) {}
   friend Model load_onnx(const std::string& path);
+  friend Executable compile(const Model& model, const Options& options);
   std::shared_ptr<const api::Model> model_;
 };
 
 Model load_onnx(const std::string& path);
 
-// Runs the model on `inputs` (every graph input, by name, with matching dtype and shape) and
-// returns its outputs by name. In fused mode with autotune_topn > 1 the first run of a model
-// measures its static kernels' candidates; later runs (any process) reuse the recorded winners.
+// A model compiled for this machine: every kernel built (or found in the cache) and loaded. Cheap
+// to copy: copies share the compiled model. run() may be called from several threads at once;
+// each concurrent call works in an arena of its own.
+class Executable {
+ public:
+  std::vector<TensorSpec> inputs() const;
+  std::vector<TensorSpec> outputs() const;
+  Mode mode() const;
+
+  // Runs on `inputs` (every model input, by name, with the declared dtype and shape) and returns
+  // the outputs by name.
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs) const;
+  // Writes the outputs into `outputs`: a tensor already there with the right dtype and shape is
+  // written in place (unless it shares memory with an input or another output), any other entry is
+  // replaced. When the caller passes the same input and output tensors again with the same shapes,
+  // a run of generated kernels, GEMMs, convolutions and views allocates nothing.
+  void run(const std::map<std::string, Tensor>& inputs, std::map<std::string, Tensor>& outputs) const;
+
+  // Launches per run: kernels, library calls and host steps (views are free).
+  int64_t launches() const;
+  // Events since compile(): "compiles", "cache_hits", "kernels_tuned", "runs", ...
+  std::map<std::string, int64_t> counters() const;
+
+ private:
+  struct Impl;
+  explicit Executable(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  friend Executable compile(const Model& model, const Options& options);
+  std::shared_ptr<Impl> impl_;
+};
+
+// Plans, generates, compiles (through the on-disk cache) and loads every kernel of `model`. In
+// fused mode with autotune_topn above 1, the first run measures the static kernels' candidates on
+// its inputs; later runs, in any process, reuse the recorded winners.
+Executable compile(const Model& model, const Options& options = {});
+
+// One-shot convenience: compile(model, options).run(inputs). Kernels come from the on-disk cache
+// after the first time, but planning and loading are repeated: keep an Executable to run many times.
 std::map<std::string, Tensor> run(const Model& model, const std::map<std::string, Tensor>& inputs,
-                                  Mode mode = Mode::reference, const ExecutionOptions& options = {});
+                                  const Options& options = {});
 
 }  // namespace tilefuse

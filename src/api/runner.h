@@ -11,14 +11,11 @@
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "runtime/executor.h"
+#include "tilefuse/options.h"
 
 namespace tilefuse::api {
 
-enum class Mode {
-  reference,  // the op-by-op reference interpreter
-  fused,      // fused kernels (generated, compiled, cached)
-  unfused,    // one generated kernel per op: the baseline fusion is measured against
-};
+using Mode = tilefuse::Mode;
 inline constexpr Mode kAllModes[] = {Mode::reference, Mode::fused, Mode::unfused};
 
 std::string_view mode_name(Mode mode);

@@ -1,5 +1,5 @@
-// Element types of tensors. f16/bf16 are stored as raw 16-bit patterns; arithmetic on them is
-// done in f32 (see half.h).
+// Element types of tensors (the enum is public: include/tilefuse/dtype.h) and what the IR asks of
+// them. f16/bf16 are stored as raw 16-bit patterns; arithmetic on them is done in f32 (half.h).
 #pragma once
 
 #include <cstddef>
@@ -8,17 +8,14 @@
 #include <string>
 #include <string_view>
 
-namespace tilefuse {
+#include "tilefuse/dtype.h"
 
-enum class DType : uint8_t { f32, f16, bf16, f64, i8, i32, i64, u8, boolean };
+namespace tilefuse {
 
 inline constexpr DType kAllDTypes[] = {DType::f32, DType::f16, DType::bf16,
                                        DType::f64, DType::i8,  DType::i32,
                                        DType::i64, DType::u8,  DType::boolean};
 
-size_t dtype_size(DType t);
-// Short name used by the printer and parser: "f32", "bool", ...
-std::string_view dtype_name(DType t);
 std::optional<DType> parse_dtype(std::string_view name);
 
 // ONNX TensorProto.DataType numbers (Cast's `to`, ConstantOfShape, .pb files). Unsupported

@@ -75,8 +75,16 @@ Tensor Tensor::view(DType dtype, std::vector<int64_t> shape, void* data) {
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
   t.numel_ = product(t.shape_);
-  t.storage_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(data), [](uint8_t*) {});
+  // The aliasing constructor with no owner: a pointer without a control block, so a view
+  // allocates nothing beyond its shape.
+  t.storage_ = std::shared_ptr<uint8_t>(std::shared_ptr<uint8_t>(), static_cast<uint8_t*>(data));
   return t;
+}
+
+void Tensor::check_value_count(size_t values, int64_t numel) {
+  if (static_cast<int64_t>(values) != numel) {
+    fail_internal("Tensor::from_vector: {} values for {} elements", values, numel);
+  }
 }
 
 Tensor Tensor::scalar_i64(int64_t v) {

@@ -6,6 +6,7 @@
 #include <list>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
 
 #include <spdlog/spdlog.h>
 
@@ -72,19 +73,38 @@ std::string structural_name(const std::string& plan_name) {
   return pos == std::string::npos ? plan_name : plan_name.substr(0, pos);
 }
 
-// Buffers and launch parameters for one set of symbol values.
+// Where each value's bytes are during a run: constants, the arena and shape-only values are
+// bound once per context, graph inputs and outputs on every run.
+struct Bound {
+  std::map<const Value*, void*> data;
+};
+
+// Buffers and launch parameters for one set of input shapes, used by one run at a time:
+// concurrent runs of the same shapes each check out a context of their own.
 struct Prepared {
+  bool in_use = false;  // checked out by a run (guarded by Impl::pool_mutex)
   SymbolBindings bindings;
   std::map<const Value*, std::vector<int64_t>> shapes;
   std::map<const Value*, size_t> arena_offset;  // intermediates
   ShapeOnlyValues shape_only_values;            // results of the shape-only steps, for these shapes
   Arena arena;
+  Bound bound;
+  std::vector<bool> writes_output;                   // per graph output: its producer writes the caller's buffer
   std::vector<BuiltKernel*> kernels;                 // per step: what runs (a jit kernel's bucket); null for non-kernels
   std::vector<std::vector<int64_t>> kernel_symbols;  // per step (empty for non-kernels)
-  std::vector<int64_t> kernel_blocks;                // per step; -1 until known (kernels awaiting tuning)
+  std::vector<int64_t> kernel_blocks;                // per step, for the library in block_library
+  std::vector<const KernelLibrary*> block_library;   // per step: the library kernel_blocks was split for
   std::vector<std::vector<void*>> kernel_buffers;    // per step: the `buffers` argument
+  std::vector<std::vector<Tensor>> call_inputs;      // per library-call step: views kept across runs
+  std::vector<std::vector<Tensor>> call_outputs;
   size_t scratch_bytes = 0;
   std::vector<Arena> scratch;                        // one per worker
+};
+
+// The contexts prepared for one set of input shapes.
+struct ShapeEntry {
+  std::vector<std::vector<int64_t>> input_dims;  // per graph input
+  std::vector<std::unique_ptr<Prepared>> contexts;
 };
 
 }  // namespace
@@ -103,8 +123,13 @@ struct Executor::Impl {
   ThreadTeam& team;
   std::map<const Value*, const Value*> alias_of;  // view outputs -> the value whose bytes they are
   std::vector<bool> shape_only;                   // per step: computed when shapes are prepared, not run
-  std::map<std::string, Prepared> prepared;       // by bindings text
-  std::list<std::string> recent_shapes;           // keys of `prepared`, most recently run first
+  // Runs check contexts out of `shapes` under pool_mutex. They run under a shared tuning_mutex,
+  // or alone under an exclusive one while a kernel they launch is still to be tuned (tuning
+  // replaces kernels' libraries) or a profile is recorded.
+  std::list<ShapeEntry> shapes;  // most recently run first
+  std::mutex pool_mutex;
+  std::shared_mutex tuning_mutex;
+  std::unique_ptr<std::mutex[]> call_mutex;  // per step: a library call keeps scratch between runs
   // What building and tuning kernels needs; kept because the first run may still tune.
   build::ArtifactCache cache;
   build::Toolchain toolchain = build::Toolchain::from_environment();
@@ -122,6 +147,7 @@ struct Executor::Impl {
       if (step.kind == fusion::StepKind::View) alias_of[step.node->outputs[0]] = root(step.node->input(0));
     }
     shape_only = fusion::find_shape_only_steps(plan);
+    call_mutex = std::make_unique<std::mutex[]>(plan.steps.size());
     compile_kernels();
     prepare_library_calls();
   }
@@ -247,21 +273,71 @@ struct Executor::Impl {
     return {data.begin(), data.end()};
   }
 
-  Prepared& prepare(const SymbolBindings& b) {
-    std::string key;
-    for (const auto& [s, v] : b) key += fmt::format("{}={};", s, v);
-    auto it = prepared.find(key);
-    if (it != prepared.end()) {
-      recent_shapes.splice(recent_shapes.begin(), recent_shapes, std::find(recent_shapes.begin(), recent_shapes.end(), key));
-      return it->second;
+  static bool same_dims(const std::vector<std::vector<int64_t>>& dims, const std::vector<Value*>& graph_inputs,
+                        const std::map<std::string, Tensor>& inputs) {
+    for (size_t j = 0; j < graph_inputs.size(); ++j) {
+      auto it = inputs.find(graph_inputs[j]->name);
+      if (it == inputs.end() || it->second.shape() != dims[j]) return false;
     }
+    return true;
+  }
+
+  // A context for these inputs' shapes that no other run is using: a free one if there is one,
+  // else a new one (the least recently run shapes are forgotten beyond max_prepared_shapes).
+  Prepared& check_out(const std::map<std::string, Tensor>& inputs) {
+    std::lock_guard lock(pool_mutex);
+    for (auto it = shapes.begin(); it != shapes.end(); ++it) {
+      if (!same_dims(it->input_dims, graph.inputs(), inputs)) continue;
+      shapes.splice(shapes.begin(), shapes, it);
+      for (auto& context : it->contexts) {
+        if (!context->in_use) {
+          context->in_use = true;
+          return *context;
+        }
+      }
+      return add_context(*it, it->contexts.front()->bindings);
+    }
+    const SymbolBindings b = bind_symbols(inputs);
     graph.check_assumptions(b);
-    while (!recent_shapes.empty() && recent_shapes.size() >= std::max<size_t>(1, options.max_prepared_shapes)) {
-      prepared.erase(recent_shapes.back());
-      recent_shapes.pop_back();
+    forget_old_shapes();
+    ShapeEntry entry;
+    for (const Value* in : graph.inputs()) entry.input_dims.push_back(inputs.at(in->name).shape());
+    shapes.push_front(std::move(entry));
+    try {
+      return add_context(shapes.front(), b);
+    } catch (...) {
+      shapes.pop_front();
+      throw;
+    }
+  }
+
+  void check_in(Prepared& p) {
+    std::lock_guard lock(pool_mutex);
+    p.in_use = false;
+  }
+
+  void forget_old_shapes() {
+    const size_t keep = std::max<size_t>(1, options.max_prepared_shapes);
+    for (auto it = shapes.end(); shapes.size() >= keep && it != shapes.begin();) {
+      --it;
+      const bool busy = std::any_of(it->contexts.begin(), it->contexts.end(), [](const auto& c) { return c->in_use; });
+      if (busy) continue;
+      it = shapes.erase(it);
       ++counters.evicted_shapes;
     }
-    Prepared p;
+  }
+
+  Prepared& add_context(ShapeEntry& entry, const SymbolBindings& b) {
+    entry.contexts.push_back(prepare(b));
+    counters.prepared_shapes = static_cast<int64_t>(shapes.size());
+    Prepared& p = *entry.contexts.back();
+    p.in_use = true;
+    return p;
+  }
+
+  std::unique_ptr<Prepared> prepare(const SymbolBindings& b) {
+    auto context = std::make_unique<Prepared>();
+    Prepared& p = *context;
     p.bindings = b;
     for (const auto& step : plan.steps) {
       for (const Value* v : step_inputs(step)) p.shapes[v] = concrete(v, b);
@@ -271,6 +347,7 @@ struct Executor::Impl {
     p.shape_only_values =
         compute_shape_only_values(plan, shape_only, p.shapes, [this](const Value* v) { return root(v); });
     place_intermediates(p);
+    bind_fixed(p);
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       std::vector<int64_t> syms;
       if (plan.steps[i].kind == fusion::StepKind::Kernel) {
@@ -282,21 +359,20 @@ struct Executor::Impl {
     counters.jit_buckets = jit_buckets.size();
     if (p.kernels.empty()) p.kernels.assign(plan.steps.size(), nullptr);  // a plan without kernels
     for (size_t i = 0; i < plan.steps.size(); ++i) {
-      int64_t blocks = 0;
       if (const BuiltKernel* k = p.kernels[i]) {
         const int64_t* syms = p.kernel_symbols[i].data();
-        blocks = k->library ? k->library->num_blocks(syms, team.size()) : -1;
         for (const auto& lib : k->library ? std::vector{k->library} : k->candidate_libraries) {
           p.scratch_bytes = std::max(p.scratch_bytes, lib->scratch_bytes(syms));
         }
       }
-      p.kernel_blocks.push_back(blocks);
       p.kernel_buffers.emplace_back().reserve(kernels[i].source.buffers.size());
     }
+    p.kernel_blocks.assign(plan.steps.size(), 0);
+    p.block_library.assign(plan.steps.size(), nullptr);
+    p.call_inputs.resize(plan.steps.size());
+    p.call_outputs.resize(plan.steps.size());
     for (int w = 0; w < team.size(); ++w) p.scratch.emplace_back(std::max<size_t>(p.scratch_bytes, 64));
-    recent_shapes.push_front(key);
-    counters.prepared_shapes = static_cast<int64_t>(recent_shapes.size());
-    return prepared.emplace(key, std::move(p)).first->second;
+    return context;
   }
 
   // Every value that is not a graph input/output/constant and not a view gets arena space for
@@ -345,10 +421,6 @@ struct Executor::Impl {
 
   // ---- running ----
 
-  struct Bound {
-    std::map<const Value*, void*> data;
-  };
-
   void* data_of(const Bound& bound, const Value* v) const {
     auto it = bound.data.find(root(v));
     if (it == bound.data.end()) fail_internal("executor: no buffer for '{}'", v->name);
@@ -376,15 +448,24 @@ struct Executor::Impl {
     return false;
   }
 
-  Bound bind_buffers(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs, Prepared& p) {
-    Bound bound;
+  // The bytes that stay put for a context's life: constants, the arena, the shape-only values.
+  void bind_fixed(Prepared& p) const {
     for (const Value* v : graph.values()) {
-      if (v->constant) bound.data[v] = const_cast<void*>(v->constant->raw());
+      if (v->constant) p.bound.data[v] = const_cast<void*>(v->constant->raw());
     }
+    for (const auto& [v, offset] : p.arena_offset) p.bound.data[v] = p.arena.data() + offset;
+    for (const auto& [v, t] : p.shape_only_values) p.bound.data[v] = const_cast<void*>(t.raw());
+    // A graph output that is a view, an input, a constant or a shape-only value is copied at the
+    // end instead of written in place.
+    for (const Value* out : graph.outputs()) {
+      p.writes_output.push_back(out->producer != nullptr && !alias_of.count(out) && !p.bound.data.count(out));
+    }
+  }
 
-    for (const Value* in : graph.inputs()) bound.data[in] = const_cast<void*>(inputs.at(in->name).raw());
-    for (const auto& [v, offset] : p.arena_offset) bound.data[v] = p.arena.data() + offset;
-    for (const auto& [v, t] : p.shape_only_values) bound.data[v] = const_cast<void*>(t.raw());
+  // The bytes that may move between runs: the caller's inputs and outputs. Rebinding existing
+  // keys allocates nothing.
+  void bind_run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs, Prepared& p) const {
+    for (const Value* in : graph.inputs()) p.bound.data[in] = const_cast<void*>(inputs.at(in->name).raw());
     const auto& outs = graph.outputs();
     outputs.resize(outs.size());
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -396,12 +477,8 @@ struct Executor::Impl {
         value_bytes(outs[i], shape);  // names the output if its size overflows
         outputs[i] = Tensor(outs[i]->dtype, shape);
       }
-      // A graph output that is a view, an input or a constant is copied at the end instead.
-      if (outs[i]->producer != nullptr && !alias_of.count(outs[i]) && !bound.data.count(outs[i])) {
-        bound.data[outs[i]] = outputs[i].raw();
-      }
+      if (p.writes_output[i]) p.bound.data[outs[i]] = outputs[i].raw();
     }
-    return bound;
   }
 
   // The first run of a kernel that still has TopN candidates measures them on this run's data.
@@ -413,10 +490,10 @@ struct Executor::Impl {
     launch.symbols = p.kernel_symbols[i];
     launch.workers = team.size();
     tune_kernel(k, launch, *build_context);
-    for (auto& [key, other] : prepared) other.kernel_blocks[i] = -1;  // the winner splits its own way
   }
 
-  void run_kernel_step(size_t i, const Bound& bound, Prepared& p) {
+  void run_kernel_step(size_t i, Prepared& p) {
+    const Bound& bound = p.bound;
     BuiltKernel& k = *p.kernels[i];
     if (k.needs_tuning()) tune_step(i, bound, p);
     // The pointer array is reused across runs: only user inputs/outputs can move between runs.
@@ -426,7 +503,10 @@ struct Executor::Impl {
     const KernelLibrary& lib = *k.library;
     const int64_t* syms = p.kernel_symbols[i].data();
     const int64_t workers = team.size();
-    if (p.kernel_blocks[i] < 0) p.kernel_blocks[i] = lib.num_blocks(syms, workers);
+    if (p.block_library[i] != &lib) {  // the first run, or tuning chose another library
+      p.kernel_blocks[i] = lib.num_blocks(syms, workers);
+      p.block_library[i] = &lib;
+    }
     StepProfile* profile = options.profile;
     const auto& gathers = plan.steps[i].kernel.space.gathers;
     if (!gathers.empty()) {
@@ -456,19 +536,43 @@ struct Executor::Impl {
     }
   }
 
-  void run_node_step(size_t i, const Bound& bound, Prepared& p) {
-    const fusion::PlanStep& step = plan.steps[i];
-    const Node& node = *step.node;
+  // A view of `v` for a library call, kept across runs: remade only when the bytes moved (a
+  // caller's new input or output buffer).
+  void refresh_view(Tensor& view, const Value* v, const Prepared& p) const {
+    void* data = data_of(p.bound, v);
+    if (!view.defined() || view.raw() != data) view = Tensor::view(v->dtype, p.shapes.at(v), data);
+  }
+
+  void run_library_call(size_t i, Prepared& p) {
+    const Node& node = *plan.steps[i].node;
+    std::vector<Tensor>& ins = p.call_inputs[i];
+    std::vector<Tensor>& outs = p.call_outputs[i];
+    ins.resize(node.inputs.size());
+    outs.resize(node.outputs.size());
+    for (size_t j = 0; j < node.inputs.size(); ++j) {
+      const Value* v = node.inputs[j];
+      if (v == nullptr) continue;
+      if (v->constant) {
+        if (!ins[j].defined()) ins[j] = *v->constant;
+      } else {
+        refresh_view(ins[j], v, p);
+      }
+    }
+    for (size_t j = 0; j < node.outputs.size(); ++j) {
+      if (p.bound.data.count(node.outputs[j])) refresh_view(outs[j], node.outputs[j], p);  // else an unused output
+    }
+    std::lock_guard lock(call_mutex[i]);
+    library_calls[i]->run(team, ins, outs);
+  }
+
+  void run_node_step(size_t i, Prepared& p) {
+    if (library_calls[i] != nullptr) return run_library_call(i, p);
+    const Bound& bound = p.bound;
+    const Node& node = *plan.steps[i].node;
     std::vector<Tensor> ins;
     for (const Value* v : node.inputs) {
       // Shape operands of reductions are constants; everything else was bound for this run.
       ins.push_back(v == nullptr ? Tensor() : v->constant ? *v->constant : view_of(bound, p, v));
-    }
-    if (library_calls[i] != nullptr) {
-      std::vector<Tensor> outs;
-      for (const Value* v : node.outputs) outs.push_back(bound.data.count(v) ? view_of(bound, p, v) : Tensor());
-      library_calls[i]->run(team, ins, outs);
-      return;
     }
     std::vector<Tensor> results = reference::evaluate_node(node, ins);
     for (size_t o = 0; o < node.outputs.size() && o < results.size(); ++o) {
@@ -523,9 +627,28 @@ struct Executor::Impl {
     profile.steps.push_back({"outputs", "copy", "copy of outputs that are views, inputs or constants", 0, 0});
   }
 
+  bool needs_tuning(const Prepared& p) const {
+    return std::any_of(p.kernels.begin(), p.kernels.end(), [](const BuiltKernel* k) { return k && k->needs_tuning(); });
+  }
+
   void run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs) {
-    Prepared& p = prepare(bind_symbols(inputs));
-    Bound bound = bind_buffers(inputs, outputs, p);
+    std::shared_lock shared(tuning_mutex);
+    Prepared& p = check_out(inputs);
+    struct CheckIn {
+      Impl& impl;
+      Prepared& p;
+      ~CheckIn() { impl.check_in(p); }
+    } check_in_at_exit{*this, p};
+    std::unique_lock<std::shared_mutex> alone;
+    if (options.profile || needs_tuning(p)) {
+      shared.unlock();
+      alone = std::unique_lock(tuning_mutex);
+    }
+    run_steps(inputs, outputs, p);
+  }
+
+  void run_steps(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs, Prepared& p) {
+    bind_run(inputs, outputs, p);
     StepProfile* profile = options.profile;
     if (profile) {
       if (profile->steps.empty()) describe_steps(*profile, p);
@@ -535,18 +658,18 @@ struct Executor::Impl {
       const auto& step = plan.steps[i];
       if (step.kind == fusion::StepKind::View || shape_only[i]) continue;
       if (step.kind == fusion::StepKind::Kernel) {
-        run_kernel_step(i, bound, p);
+        run_kernel_step(i, p);
         continue;
       }
       const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
-      run_node_step(i, bound, p);
+      run_node_step(i, p);
       if (profile) profile->record(static_cast<int64_t>(i), 0, start, StepProfile::Clock::now());
     }
     const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
     const auto& outs = graph.outputs();
     bool copied = false;
     for (size_t i = 0; i < outs.size(); ++i) {
-      void* src = data_of(bound, outs[i]);
+      void* src = data_of(p.bound, outs[i]);
       if (src != outputs[i].raw()) std::memcpy(outputs[i].raw(), src, outputs[i].nbytes()), copied = true;
     }
     if (profile && copied) profile->record(static_cast<int64_t>(plan.steps.size()), 0, start, StepProfile::Clock::now());

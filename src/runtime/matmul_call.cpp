@@ -1,6 +1,7 @@
 #include "runtime/matmul_call.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "ir/error.h"
@@ -105,7 +106,7 @@ class MatMulCall : public LibraryCall {
   }
 
   void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
-    const MatMulShape s(Operand(node_, in[0], "perm_a"), Operand(node_, in[1], "perm_b"));
+    const MatMulShape& s = shape_of(in[0], in[1]);
     const float* a = in[0].data<float>();
     const float* b = in[1].data<float>();
     float* c = outs[0].data<float>();
@@ -180,9 +181,20 @@ class MatMulCall : public LibraryCall {
     return {rows_.data(), s.k, 1};
   }
 
+  // The batches and strides of these operand shapes: worked out again only when they change.
+  const MatMulShape& shape_of(const Tensor& a, const Tensor& b) {
+    if (!shape_ || a.shape() != a_dims_ || b.shape() != b_dims_) {
+      shape_.emplace(Operand(node_, a, "perm_a"), Operand(node_, b, "perm_b"));
+      a_dims_ = a.shape(), b_dims_ = b.shape();
+    }
+    return *shape_;
+  }
+
   const Node& node_;
   GemmBlocking blocking_;
   FusedActivation activation_;  // FusedMatMul's; the identity for a MatMul
+  std::optional<MatMulShape> shape_;
+  std::vector<int64_t> a_dims_, b_dims_;  // the operand shapes shape_ is for
   std::vector<float> rows_;     // gather_rows', reused across runs
   std::vector<PackedOperand> packed_;
   std::vector<GemmProblem> problems_;  // reused across runs

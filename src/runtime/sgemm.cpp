@@ -25,7 +25,8 @@ struct TileGrid {
 // finely while the team would be unevenly loaded (a tile count that is not a multiple of the
 // team size, and fewer than 8 tiles per worker): the dimension with the larger tiles is split
 // again, down to single micro-panels.
-TileGrid tile_grid(std::span<const GemmProblem> problems, const GemmBlocking& blocking, int workers) {
+// Fills `grid` (whose vectors keep their capacity from call to call: a steady run allocates nothing).
+void tile_grid(std::span<const GemmProblem> problems, const GemmBlocking& blocking, int workers, TileGrid& grid) {
   int64_t m = 0, n = 0, k = 0;
   for (const GemmProblem& p : problems) m = std::max(m, p.m), n = std::max(n, p.n), k = std::max(k, p.k);
   // Every row tile packs its own copy of a B packed during the run, but a packed A costs
@@ -51,7 +52,8 @@ TileGrid tile_grid(std::span<const GemmProblem> problems, const GemmBlocking& bl
       break;
     }
   }
-  TileGrid grid;
+  grid.first_tile.clear();
+  grid.col_tiles.clear();
   grid.mc = std::max<int64_t>(kMR, round_up(ceil_div(m, row_tiles), kMR));
   grid.nc = std::max<int64_t>(kNR, round_up(ceil_div(n, col_tiles), kNR));
   // Equal depth blocks: 768 in blocks of at most 384 is 2 x 384, not 384 + 384 + 0.
@@ -64,7 +66,6 @@ TileGrid tile_grid(std::span<const GemmProblem> problems, const GemmBlocking& bl
     total += ceil_div(p.m, grid.mc) * cols;
   }
   grid.first_tile.push_back(total);
-  return grid;
 }
 
 // A worker's packing buffers.
@@ -262,7 +263,12 @@ void solve_gemv(const GemmProblem& pr, int64_t first, int64_t end) {
 // The panels of all products, spread over the team: one worker per 256 KiB of packed weights
 // (below that, waking another worker costs more than reading the rest).
 void gemv(ThreadTeam& team, std::span<const GemmProblem> problems) {
-  std::vector<int64_t> first = {0};  // per problem, its first panel in the numbering of all
+  // Per problem, its first panel in the numbering of all. Kept per calling thread so that a steady
+  // run allocates nothing; the workers read it through this reference (a thread_local named in the
+  // lambda would be each worker's own).
+  thread_local std::vector<int64_t> first_panels;
+  std::vector<int64_t>& first = first_panels;
+  first.assign(1, 0);
   size_t bytes = 0;
   for (const GemmProblem& p : problems) {
     first.push_back(first.back() + gemv_panels(p));
@@ -325,7 +331,9 @@ void sgemm(ThreadTeam& team, std::span<const GemmProblem> problems, const GemmBl
   if (!microkernel_supported()) fail_internal("sgemm: this CPU has neither AVX-512 nor AVX2; the caller must fall back");
   if (problems.empty()) return;
   if (std::all_of(problems.begin(), problems.end(), is_gemv)) return gemv(team, problems);
-  const TileGrid grid = tile_grid(problems, blocking, team.size());
+  thread_local TileGrid caller_grid;  // see gemv's first_panels
+  TileGrid& grid = caller_grid;
+  tile_grid(problems, blocking, team.size(), grid);
   GemmBlocking tile_blocking = blocking;
   tile_blocking.kc = grid.kc;
   team.run(grid.first_tile.back(), [&](int, int64_t first, int64_t end) {

@@ -18,8 +18,6 @@
 namespace tilefuse::runtime {
 namespace {
 
-using Task = std::function<void(int worker, int64_t first, int64_t end)>;
-
 // A worker spins this long for the next job: long enough to catch the next kernel of an inference
 // (back-to-back launches are microseconds apart), short enough that an idle team goes to sleep
 // almost at once.
@@ -88,7 +86,7 @@ struct ThreadTeam::State {
   std::vector<std::exception_ptr> errors;      // one slot per worker, so no lock is needed
   std::mutex run_mutex;                        // one run() at a time, from any thread
   // The job: written by run() only while every worker is idle, published by `generation`.
-  const Task* task = nullptr;
+  const BlockTask* task = nullptr;
   int64_t num_blocks = 0;
   int active_workers = 0;
   bool stopping = false;
@@ -160,7 +158,7 @@ ThreadTeam::~ThreadTeam() {
 
 int ThreadTeam::size() const { return state_->size(); }
 
-void ThreadTeam::run(int64_t num_blocks, const Task& fn, int max_workers) {
+void ThreadTeam::run(int64_t num_blocks, BlockTask fn, int max_workers) {
   if (num_blocks <= 0) return;
   if (t_active_team == this) fail_internal("ThreadTeam::run called from inside one of its own tasks");
   ActiveTeamScope scope(this);

@@ -5,10 +5,30 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
+#include <type_traits>
 
 namespace tilefuse::runtime {
+
+// What a team runs: a non-owning reference to any callable fn(worker, first_block, end_block).
+// Unlike std::function it never allocates, so a kernel launch allocates nothing; the callable
+// only has to outlive the run() call it is passed to.
+class BlockTask {
+ public:
+  template <typename F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, BlockTask>)
+  BlockTask(F&& fn)  // NOLINT(google-explicit-constructor): lambdas convert where a task is expected
+      : object_(const_cast<void*>(static_cast<const void*>(&fn))),
+        call_([](void* object, int worker, int64_t first, int64_t end) {
+          (*static_cast<std::remove_reference_t<F>*>(object))(worker, first, end);
+        }) {}
+
+  void operator()(int worker, int64_t first, int64_t end) const { call_(object_, worker, first, end); }
+
+ private:
+  void* object_;
+  void (*call_)(void*, int, int64_t, int64_t);
+};
 
 class ThreadTeam {
  public:
@@ -21,8 +41,7 @@ class ThreadTeam {
   // Calls fn(worker, first_block, end_block) once per worker that has blocks, in parallel, on at
   // most `max_workers` workers (0: all; a kernel's block_dim); returns when all are done. An
   // exception in any worker is rethrown here.
-  void run(int64_t num_blocks, const std::function<void(int worker, int64_t first, int64_t end)>& fn,
-           int max_workers = 0);
+  void run(int64_t num_blocks, BlockTask fn, int max_workers = 0);
 
  private:
   struct State;

@@ -1,0 +1,27 @@
+// How tilefuse compiles and runs a model.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace tilefuse {
+
+enum class Mode {
+  reference,  // the op-by-op reference interpreter: slow, and the definition of a right answer
+  fused,      // fused kernels, generated, compiled and cached
+  unfused,    // one generated kernel per op: the baseline fusion is measured against
+};
+
+// How a model is compiled and run. Unset fields come from the TILEFUSE_* environment variables
+// (TILEFUSE_NUM_THREADS, TILEFUSE_COMPILE_THREADS, TILEFUSE_AUTOTUNE_TOPN, TILEFUSE_CACHE_DIR,
+// TILEFUSE_DEBUG_DIR), else from the machine.
+struct Options {
+  Mode mode = Mode::fused;
+  std::optional<int> threads;          // worker threads (the device limit); default: every core
+  std::optional<int> compile_threads;  // compiler processes at once
+  std::optional<int> autotune_topn;    // tiling candidates measured per static kernel (1: none)
+  std::string cache_dir;               // compiled kernels and tuning records; default ~/.cache/tilefuse
+  std::string debug_dir;               // non-empty: every generated artifact is written there
+};
+
+}  // namespace tilefuse
