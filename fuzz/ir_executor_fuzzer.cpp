@@ -22,7 +22,7 @@
 #include "ir/tensor_compare.h"
 #include "ir/verifier.h"
 #include "reference/interpreter.h"
-#include "runtime/executor.h"
+#include "driver/executor.h"
 
 namespace {
 
@@ -52,8 +52,8 @@ bool make_inputs(const Graph& graph, std::map<std::string, Tensor>& inputs) {
   return true;
 }
 
-runtime::ExecutorOptions fuzz_options() {
-  runtime::ExecutorOptions o;
+driver::ExecutorOptions fuzz_options() {
+  driver::ExecutorOptions o;
   o.device.threads = 2;
   o.compile_threads = 1;
   o.cache_dir = (std::filesystem::temp_directory_path() / ("tilefuse_ir_fuzz_" + std::to_string(::getuid()))).string();
@@ -81,8 +81,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::map<std::string, Tensor> inputs;
     if (!make_inputs(graph, inputs)) return 0;
     const std::vector<Tensor> expected = reference::run_graph(graph, inputs);
-    runtime::ExecutorCounters counters;
-    runtime::Executor executor(graph, fuzz_options(), counters);
+    driver::ExecutorCounters counters;
+    driver::Executor executor(graph, fuzz_options(), counters);
     const std::vector<Tensor> actual = executor.run(inputs);
     for (size_t i = 0; i < expected.size(); ++i) {
       const CompareResult r = compare_tensors(actual.at(i), expected[i], {1e-5, 1e-6});

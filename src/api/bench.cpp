@@ -62,11 +62,11 @@ ModeBench bench_mode(const Graph& graph, const BoundInputs& inputs, Mode mode, c
     bench.bytes = unfused_bytes(graph, inputs);
     return bench;
   }
-  runtime::ExecutorCounters counters;
+  driver::ExecutorCounters counters;
   ExecutionOptions execution = options.execution;
   // The profiler watches the fused mode, the one users deploy.
   if (mode != Mode::fused) execution.profile = nullptr;
-  runtime::Executor executor(graph, executor_options(mode, execution), counters);
+  driver::Executor executor(graph, executor_options(mode, execution), counters);
   std::vector<Tensor> outputs;  // reused by every run: no allocation or page fault once warm
   bench.times_ms = time_runs([&] { executor.run(by_name, outputs); }, mode, options, execution.profile);
   bench.kernels = executor.launches();

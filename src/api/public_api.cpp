@@ -8,7 +8,7 @@
 #include "api/model.h"
 #include "api/runner.h"
 #include "reference/interpreter.h"
-#include "runtime/executor.h"
+#include "driver/executor.h"
 
 namespace tilefuse {
 namespace {
@@ -58,8 +58,8 @@ Model load_onnx(const std::string& path) { return Model(std::make_shared<const a
 struct Executable::Impl {
   std::shared_ptr<const api::Model> model;
   Mode mode = Mode::fused;
-  runtime::ExecutorCounters counters;
-  std::unique_ptr<runtime::Executor> executor;  // null in reference mode
+  driver::ExecutorCounters counters;
+  std::unique_ptr<driver::Executor> executor;  // null in reference mode
   // Input types that passed validation: a run with one of them again skips the checks, which
   // allocate (the symbol bindings), so that a steady run allocates nothing.
   std::shared_mutex validated_mutex;
@@ -134,7 +134,7 @@ void Executable::run(const std::map<std::string, Tensor>& inputs, std::map<std::
 int64_t Executable::launches() const { return impl_->executor ? impl_->executor->launches() : 0; }
 
 std::map<std::string, int64_t> Executable::counters() const {
-  const runtime::ExecutorCounters& c = impl_->counters;
+  const driver::ExecutorCounters& c = impl_->counters;
   return {{"compiles", c.cache.compiles.load()},
           {"cache_hits", c.cache.cache_hits.load()},
           {"rebuilds", c.cache.rebuilds.load()},
@@ -151,7 +151,7 @@ Executable compile(const Model& model, const Options& options) {
   impl->model = model.model_;
   impl->mode = options.mode;
   if (options.mode != Mode::reference) {
-    impl->executor = std::make_unique<runtime::Executor>(
+    impl->executor = std::make_unique<driver::Executor>(
         impl->graph(), api::executor_options(options.mode, execution_options(options)), impl->counters);
   }
   return Executable(std::move(impl));

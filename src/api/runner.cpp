@@ -53,8 +53,8 @@ Mode parse_mode(std::string_view text) {
   fail_user("unknown mode '{}' (valid: {})", text, mode_choices());
 }
 
-runtime::ExecutorOptions executor_options(Mode mode, const ExecutionOptions& options) {
-  runtime::ExecutorOptions out;
+driver::ExecutorOptions executor_options(Mode mode, const ExecutionOptions& options) {
+  driver::ExecutorOptions out;
   out.fuse = mode == Mode::fused;
   out.device = runtime::resolve_device_limit(options.threads);
   out.compile_threads = options.compile_threads ? *options.compile_threads : build::compile_threads_from_environment();
@@ -77,8 +77,8 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 std::vector<Tensor> run_compiled(const Graph& graph, const BoundInputs& inputs, Mode mode,
                                  const ExecutionOptions& options, RunResult& result) {
   auto start = std::chrono::steady_clock::now();
-  runtime::ExecutorCounters counters;
-  runtime::Executor executor(graph, executor_options(mode, options), counters);
+  driver::ExecutorCounters counters;
+  driver::Executor executor(graph, executor_options(mode, options), counters);
   result.compile_ms = ms_since(start);
   start = std::chrono::steady_clock::now();
   std::vector<Tensor> tensors = executor.run(inputs.by_name());

@@ -10,7 +10,7 @@
 #include "api/input_binding.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
-#include "runtime/executor.h"
+#include "driver/executor.h"
 #include "tilefuse/options.h"
 
 namespace tilefuse::api {
@@ -54,6 +54,6 @@ struct RunResult {
 RunResult run_model(const Graph& graph, const BoundInputs& inputs, Mode mode, const ExecutionOptions& options = {});
 
 // The executor options a fused/unfused run uses, environment applied and validated.
-runtime::ExecutorOptions executor_options(Mode mode, const ExecutionOptions& options);
+driver::ExecutorOptions executor_options(Mode mode, const ExecutionOptions& options);
 
 }  // namespace tilefuse::api

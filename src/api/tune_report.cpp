@@ -10,7 +10,7 @@
 
 #include "api/text_table.h"
 #include "ir/error.h"
-#include "runtime/executor.h"
+#include "driver/executor.h"
 #include "tiling/solver.h"
 
 namespace tilefuse::api {
@@ -38,7 +38,7 @@ class ScratchCache {
 // Candidates beyond any tiling space's size: the solver then returns the whole space.
 constexpr int kWholeSpace = 1 << 20;
 
-KernelTuneReport kernel_report(const runtime::TuningSummary& summary) {
+KernelTuneReport kernel_report(const driver::TuningSummary& summary) {
   KernelTuneReport k;
   k.kernel = summary.kernel;
   k.best = summary.result.best;
@@ -58,7 +58,7 @@ TuneReport tune_report(const Graph& graph, const BoundInputs& inputs, const std:
                        const TuneReportOptions& options) {
   ExecutionOptions execution = options.execution;
   if (!execution.autotune_topn) execution.autotune_topn = tiling::kMaxTopN;
-  runtime::ExecutorOptions exe_options = executor_options(Mode::fused, execution);
+  driver::ExecutorOptions exe_options = executor_options(Mode::fused, execution);
   if (exe_options.autotune_topn < 2 && !options.exhaustive) {
     fail_user("tune-report needs at least 2 candidates per kernel to compare, got --topn {}", exe_options.autotune_topn);
   }
@@ -66,8 +66,8 @@ TuneReport tune_report(const Graph& graph, const BoundInputs& inputs, const std:
   ScratchCache scratch;
   exe_options.cache_dir = scratch.path();
   const auto start = std::chrono::steady_clock::now();
-  runtime::ExecutorCounters counters;
-  runtime::Executor executor(graph, exe_options, counters);
+  driver::ExecutorCounters counters;
+  driver::Executor executor(graph, exe_options, counters);
   executor.run(inputs.by_name());
   TuneReport report;
   report.model = model_name;

@@ -1,6 +1,6 @@
 // What the cost model knows about the machine: cores, caches and vector ISA (from hwloc and the
 // CPU's feature flags), and memory bandwidth, which no table knows: it is measured once per
-// machine by a short probe (runtime/hardware_calibration.h) and cached beside the kernels.
+// machine by a short probe (driver/hardware_calibration.h) and cached beside the kernels.
 #pragma once
 
 #include <cstdint>

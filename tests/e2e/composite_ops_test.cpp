@@ -12,7 +12,7 @@
 #include "ir/error.h"
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
-#include "runtime/executor.h"
+#include "driver/executor.h"
 
 namespace tilefuse {
 namespace {
@@ -44,9 +44,9 @@ TEST_P(CompositeOps, FusedMatchesReference) {
   GetParam().build(g, inputs);
   g.infer_shapes();
   const std::vector<Tensor> expected = reference::run_graph(g, inputs);
-  const runtime::ExecutorOptions options = e2e::executor_options();
-  runtime::ExecutorCounters counters;
-  runtime::Executor exe(g, options, counters);
+  const driver::ExecutorOptions options = e2e::executor_options();
+  driver::ExecutorCounters counters;
+  driver::Executor exe(g, options, counters);
   if (GetParam().max_steps > 0) {
     EXPECT_LE(exe.plan().steps.size(), GetParam().max_steps);
   }
@@ -156,10 +156,10 @@ TEST(DataDependentShapes, FusedModeNamesTheOpAndTheReason) {
   g.infer_shapes();
   Tensor data = filled({3, 4});
   EXPECT_EQ(reference::run_graph(g, {{"x", data}}).at(0).shape()[0], 2);
-  runtime::ExecutorOptions options;
+  driver::ExecutorOptions options;
   options.cache_dir = e2e::test_cache_dir();
-  runtime::ExecutorCounters counters;
-  runtime::Executor exe(g, options, counters);
+  driver::ExecutorCounters counters;
+  driver::Executor exe(g, options, counters);
   try {
     exe.run({{"x", data}});
     FAIL() << "fused mode ran a data-dependent shape";

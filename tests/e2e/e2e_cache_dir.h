@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/executor.h"
+#include "driver/executor.h"
 
 namespace tilefuse::e2e {
 
@@ -31,8 +31,8 @@ inline const std::string& test_cache_dir() {
 }
 
 // 2 workers, 2 compile threads, the binary's kernel cache.
-inline runtime::ExecutorOptions executor_options() {
-  runtime::ExecutorOptions options;
+inline driver::ExecutorOptions executor_options() {
+  driver::ExecutorOptions options;
   options.device.threads = 2;
   options.compile_threads = 2;
   options.cache_dir = test_cache_dir();

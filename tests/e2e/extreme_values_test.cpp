@@ -9,7 +9,7 @@
 
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
-#include "runtime/executor.h"
+#include "driver/executor.h"
 
 namespace tilefuse {
 namespace {
@@ -41,14 +41,14 @@ TEST_P(ExtremeValues, FusedKernelMatchesReference) {
   g.infer_shapes();
 
   const fs::path cache = fs::temp_directory_path() / ("tilefuse_extreme_" + GetParam() + "_" + std::to_string(::getpid()));
-  runtime::ExecutorOptions options;
+  driver::ExecutorOptions options;
   options.device.threads = 1;
   options.cache_dir = cache.string();
   options.hardware = tiling::detect_hardware();
-  runtime::ExecutorCounters counters;
+  driver::ExecutorCounters counters;
   std::vector<Tensor> actual;
   {
-    runtime::Executor exe(g, options, counters);
+    driver::Executor exe(g, options, counters);
     ASSERT_EQ(exe.plan().steps.size(), 1u) << "expected one fused kernel";
     actual = exe.run({{"x", Tensor::from_vector(DType::f32, {n}, values)}});
   }
@@ -89,15 +89,15 @@ TEST(ExtremeProducts, ReduceProdAccumulatesLikeTheReference) {
   g.add_output(y);
   g.infer_shapes();
   const fs::path cache = fs::temp_directory_path() / ("tilefuse_extreme_prod_" + std::to_string(::getpid()));
-  runtime::ExecutorOptions options;
+  driver::ExecutorOptions options;
   options.device.threads = 1;
   options.cache_dir = cache.string();
   options.hardware = tiling::detect_hardware();
-  runtime::ExecutorCounters counters;
+  driver::ExecutorCounters counters;
   const std::map<std::string, Tensor> inputs = {{"x", Tensor::from_vector(DType::f32, {rows, cols}, values)}};
   std::vector<Tensor> actual;
   {
-    runtime::Executor exe(g, options, counters);
+    driver::Executor exe(g, options, counters);
     actual = exe.run(inputs);
   }
   fs::remove_all(cache);

@@ -9,7 +9,7 @@
 #include "io/npy.h"
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
-#include "runtime/executor.h"
+#include "driver/executor.h"
 #include "e2e/e2e_cache_dir.h"
 
 namespace tilefuse {
@@ -39,10 +39,10 @@ TEST_P(GeneratedKernels, MatchReference) {
   }
   std::vector<Tensor> expected = reference::run_graph(g, inputs);
 
-  runtime::ExecutorOptions options = executor_options();
+  driver::ExecutorOptions options = executor_options();
   options.fuse = GetParam().fuse;
-  runtime::ExecutorCounters counters;
-  runtime::Executor exe(g, options, counters);
+  driver::ExecutorCounters counters;
+  driver::Executor exe(g, options, counters);
   std::vector<Tensor> outputs;
   for (int run = 0; run < 2; ++run) {  // the second run reuses every buffer
     exe.run(inputs, outputs);

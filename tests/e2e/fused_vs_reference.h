@@ -14,7 +14,7 @@
 #include "e2e/e2e_cache_dir.h"
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
-#include "runtime/executor.h"
+#include "driver/executor.h"
 
 namespace tilefuse::e2e {
 
@@ -31,9 +31,9 @@ inline void expect_fused_matches_reference(const GraphCase& c) {
   Graph g;
   const std::vector<std::map<std::string, Tensor>> runs = c.build(g);
   g.infer_shapes();
-  const runtime::ExecutorOptions options = executor_options();
-  runtime::ExecutorCounters counters;
-  runtime::Executor exe(g, options, counters);
+  const driver::ExecutorOptions options = executor_options();
+  driver::ExecutorCounters counters;
+  driver::Executor exe(g, options, counters);
   if (c.max_kernels > 0) {
     size_t kernels = 0;
     for (const auto& step : exe.plan().steps) kernels += step.kind == fusion::StepKind::Kernel;

@@ -121,9 +121,9 @@ TEST(GatherLoadErrors, AnIndexOutOfRangeIsReportedByName) {
   Value* idx = g.add_input("idx", DType::i64, {Dim(64), Dim(16)});
   g.add_output(node(g, "Add", {gather(g, x, idx, 1), g.add_constant("one", Tensor::scalar_f32(1.0f))}));
   g.infer_shapes();
-  const runtime::ExecutorOptions options = e2e::executor_options();
-  runtime::ExecutorCounters counters;
-  runtime::Executor exe(g, options, counters);
+  const driver::ExecutorOptions options = e2e::executor_options();
+  driver::ExecutorCounters counters;
+  driver::Executor exe(g, options, counters);
   size_t kernels = 0;
   for (const auto& step : exe.plan().steps) kernels += step.kind == fusion::StepKind::Kernel;
   ASSERT_EQ(kernels, 1u) << fusion::print_plan(exe.plan());

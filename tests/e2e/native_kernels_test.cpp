@@ -145,9 +145,9 @@ TEST(NativeKernels, AComputedIntegerDivisorIsCheckedOnTheHost) {
   Value* d = g.add_input("d", DType::i64, {Dim(8)});
   g.add_output(b.op("Div", {b.op("Add", {x, b.constant(DType::i64, 1)}), d}));
   g.infer_shapes();
-  const runtime::ExecutorOptions options = executor_options();
-  runtime::ExecutorCounters counters;
-  runtime::Executor exe(g, options, counters);
+  const driver::ExecutorOptions options = executor_options();
+  driver::ExecutorCounters counters;
+  driver::Executor exe(g, options, counters);
   const auto& steps = exe.plan().steps;
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].kind, fusion::StepKind::Kernel);

@@ -12,7 +12,7 @@
 #include "frontend/onnx_importer.h"
 #include "io/npy.h"
 #include "reference/interpreter.h"
-#include "runtime/executor.h"
+#include "driver/executor.h"
 #include "e2e/e2e_cache_dir.h"
 
 namespace tilefuse {
@@ -54,9 +54,9 @@ double relative_error(const Tensor& actual, const Tensor& expected) {
 
 std::vector<Tensor> run_model(const Graph& g, const std::map<std::string, Tensor>& inputs, bool fused) {
   if (!fused) return reference::run_graph(g, inputs);
-  const runtime::ExecutorOptions options = e2e::executor_options();
-  runtime::ExecutorCounters counters;
-  runtime::Executor exe(g, options, counters);
+  const driver::ExecutorOptions options = e2e::executor_options();
+  driver::ExecutorCounters counters;
+  driver::Executor exe(g, options, counters);
   std::vector<Tensor> outputs;
   exe.run(inputs, outputs);
   return outputs;

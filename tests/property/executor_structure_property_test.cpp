@@ -33,8 +33,8 @@ constexpr auto kBudget = std::chrono::seconds(150);
 // Runs every input set twice through one executor into the same output tensors (the second run
 // reuses the buffers of the first) and compares each output with the reference. Empty if all agree.
 std::string mismatches(const Graph& graph, const std::vector<Inputs>& input_sets, bool fuse,
-                       runtime::ExecutorCounters& counters) {
-  runtime::Executor executor(graph, property_options(fuse), counters);
+                       driver::ExecutorCounters& counters) {
+  driver::Executor executor(graph, property_options(fuse), counters);
   std::string report;
   std::vector<Tensor> actual;
   for (size_t set = 0; set < input_sets.size(); ++set) {
@@ -66,7 +66,7 @@ void trace_case(const StructureSpec& spec) {
 TEST(ExecutorStructure, FusedAndUnfusedMatchReferenceOnEveryOutput) {
   spdlog::set_level(spdlog::level::warn);
   const rc::detail::TestParams params = property_params("executor structure", 1000);
-  runtime::ExecutorCounters counters;
+  driver::ExecutorCounters counters;
   CaseBudget budget(kBudget);
   int checked = 0;
   rc::detail::TestMetadata metadata;

@@ -30,7 +30,7 @@ namespace tilefuse::property {
 namespace {
 
 struct Totals {
-  runtime::ExecutorCounters counters;
+  driver::ExecutorCounters counters;
   int cases = 0;
 };
 

@@ -17,9 +17,9 @@ Tolerance tolerance_for(const Graph& graph) {
 }
 
 std::string mismatches_against_reference(const Graph& graph, const std::vector<Inputs>& input_sets,
-                                         const runtime::ExecutorOptions& options,
-                                         runtime::ExecutorCounters& counters) {
-  runtime::Executor executor(graph, options, counters);
+                                         const driver::ExecutorOptions& options,
+                                         driver::ExecutorCounters& counters) {
+  driver::Executor executor(graph, options, counters);
   Tolerance tolerance = tolerance_for(graph);
   std::string report;
   for (size_t set = 0; set < input_sets.size(); ++set) {

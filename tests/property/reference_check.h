@@ -16,7 +16,7 @@
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "ir/tensor_compare.h"
-#include "runtime/executor.h"
+#include "driver/executor.h"
 
 namespace tilefuse::property {
 
@@ -28,7 +28,7 @@ using Inputs = std::map<std::string, Tensor>;
 // sets may differ in shape). Empty when every output matches the reference; else one line per
 // mismatching output.
 std::string mismatches_against_reference(const Graph& graph, const std::vector<Inputs>& input_sets,
-                                         const runtime::ExecutorOptions& options,
-                                         runtime::ExecutorCounters& counters);
+                                         const driver::ExecutorOptions& options,
+                                         driver::ExecutorCounters& counters);
 
 }  // namespace tilefuse::property

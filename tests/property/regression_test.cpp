@@ -29,11 +29,11 @@ TEST_P(PropertyRegression, MatchesReference) {
     inputs[in->name] = api::random_tensor(in->dtype, static_dims(in->shape), rng);
   }
   for (bool fuse : {true, false}) {
-    runtime::ExecutorOptions options;
+    driver::ExecutorOptions options;
     options.fuse = fuse;
     options.device.threads = 2;
     options.cache_dir = temp_cache_dir();
-    runtime::ExecutorCounters counters;
+    driver::ExecutorCounters counters;
     EXPECT_EQ(mismatches_against_reference(g, {inputs}, options, counters), "");
   }
 }

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/executor.h"
+#include "driver/executor.h"
 
 namespace tilefuse::property {
 
@@ -30,8 +30,8 @@ inline const std::string& temp_cache_dir() {
   return dir.path;
 }
 
-inline runtime::ExecutorOptions property_options(bool fuse) {
-  runtime::ExecutorOptions o;
+inline driver::ExecutorOptions property_options(bool fuse) {
+  driver::ExecutorOptions o;
   o.fuse = fuse;
   o.device.threads = 2;
   o.compile_threads = 2;

@@ -19,12 +19,12 @@
 #include "ir/graph.h"
 #include "runtime/library_call.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 
 // The blockings worth measuring for `node`, the model's first, at most `topn`. Which block
 // sizes vary depends on what the run packs: rows (mc) and depth (kc) where a weight is B, depth
 // and the parts of B packed per run (kc, nb) where a convolution's weight is A.
-std::vector<GemmBlocking> blocking_candidates(const Node& node, const GemmBlocking& model, int topn);
+std::vector<runtime::GemmBlocking> blocking_candidates(const Node& node, const runtime::GemmBlocking& model, int topn);
 
 struct BlockingTuning {
   std::string cache_root;
@@ -34,7 +34,7 @@ struct BlockingTuning {
 };
 
 struct BlockingTuneResult {
-  GemmBlocking blocking;
+  runtime::GemmBlocking blocking;
   bool measured = false;  // false: a valid record was reused, or there was nothing to measure
   bool reused = false;    // a valid record was reused
 };
@@ -43,11 +43,11 @@ struct BlockingTuneResult {
 // recorded winner when a record of at least `topn` candidates exists, else the winner measured
 // now on inputs of the node's shapes (constants are the real weights), recorded for next time.
 // With topn 1, or a call that does not tune, the model's.
-BlockingTuneResult tune_blocking(LibraryCall& call, const Node& node, const GemmBlocking& model,
+BlockingTuneResult tune_blocking(runtime::LibraryCall& call, const Node& node, const runtime::GemmBlocking& model,
                                  const BlockingTuning& tuning);
 
 // "mc=..;kc=..;nc=..;nb=..", and back (nullopt if malformed).
-std::string blocking_record(const GemmBlocking& b);
-std::optional<GemmBlocking> parse_blocking_record(const std::string& text);
+std::string blocking_record(const runtime::GemmBlocking& b);
+std::optional<runtime::GemmBlocking> parse_blocking_record(const std::string& text);
 
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

@@ -21,14 +21,14 @@
 #include "build/artifact_cache.h"
 #include "build/static_kernel_store.h"
 #include "codegen/kernel_emitter.h"
-#include "runtime/candidate_bench.h"
+#include "driver/candidate_bench.h"
 #include "runtime/kernel_library.h"
 #include "tiling/compile_path.h"
 #include "tiling/hardware_model.h"
 #include "tiling/shape_bucket.h"
 #include "tune/autotuner.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 
 struct TuningCounters {
   std::atomic<int64_t> candidates_measured{0};  // candidates timed by PGO
@@ -39,11 +39,11 @@ struct TuningCounters {
 struct BuildContext {
   const build::ArtifactCache& cache;
   const build::Toolchain& toolchain;
-  std::string header_fingerprint;      // of the support headers the kernels include
+  std::string header_fingerprint;  // of the support headers the kernels include
   const tiling::HardwareModel& hardware;
   int device_limit = 1;
   int topn = 1;
-  std::string debug_dir;               // TILEFUSE_DEBUG_DIR; empty: no dumps
+  std::string debug_dir;  // TILEFUSE_DEBUG_DIR; empty: no dumps
   build::CacheCounters& cache_counters;
   TuningCounters& tuning_counters;
 };
@@ -56,17 +56,17 @@ struct TuningSummary {
 };
 
 struct BuiltKernel {
-  codegen::KernelSource source;            // buffers and symbols (the same for every variant)
+  codegen::KernelSource source;  // buffers and symbols (the same for every variant)
   tiling::CompilePath path = tiling::CompilePath::Jit;
-  std::shared_ptr<KernelLibrary> library;  // what runs; null while TopN candidates await tuning
-  int block_dim = 0;                       // workers per launch; 0 = every worker (jit)
-  std::string tiling_repr;                 // of what runs ("jit": the generic kernel)
-  tiling::KernelTiling jit_tiling;         // jit: what the generic kernel has baked in
+  std::shared_ptr<runtime::KernelLibrary> library;  // what runs; null while TopN candidates await tuning
+  int block_dim = 0;                                // workers per launch; 0 = every worker (jit)
+  std::string tiling_repr;                          // of what runs ("jit": the generic kernel)
+  tiling::KernelTiling jit_tiling;                  // jit: what the generic kernel has baked in
   // Static kernels: the cache entry; TopN before tuning: the candidates and their libraries.
   std::unique_ptr<build::StaticKernelStore> store;
   std::vector<tiling::TilingCandidate> candidates;
-  std::vector<std::shared_ptr<KernelLibrary>> candidate_libraries;
-  std::optional<TuningSummary> tuning;     // set by tune_kernel when this process measured
+  std::vector<std::shared_ptr<runtime::KernelLibrary>> candidate_libraries;
+  std::optional<TuningSummary> tuning;  // set by tune_kernel when this process measured
 
   bool needs_tuning() const { return library == nullptr; }
 };
@@ -89,4 +89,4 @@ int launch_block_dim(tiling::CompilePath path, const tiling::KernelTiling& tilin
 // library. Holds the entry's compile.lock throughout.
 void tune_kernel(BuiltKernel& kernel, const KernelLaunch& launch, const BuildContext& context);
 
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

@@ -13,17 +13,17 @@
 #include "runtime/thread_team.h"
 #include "tune/autotuner.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 
 struct KernelLaunch {
-  std::vector<Tensor> buffers;   // views of the kernel's inputs, then its outputs
+  std::vector<Tensor> buffers;  // views of the kernel's inputs, then its outputs
   size_t num_inputs = 0;
   std::vector<int64_t> symbols;  // in the kernel's symbol order
   int workers = 1;               // the device limit
 };
 
 struct LaunchCandidate {
-  std::shared_ptr<KernelLibrary> library;
+  std::shared_ptr<runtime::KernelLibrary> library;
   int block_dim = 1;
 };
 
@@ -44,8 +44,8 @@ class LaunchCandidateBench : public tune::CandidateBench {
   std::vector<Tensor> clones_;     // inputs, then outputs
   std::vector<void*> pointers_;    // the `buffers` argument over the clones
   std::vector<Tensor> reference_;  // outputs of the reference run
-  std::unique_ptr<ThreadTeam> team_;
-  std::vector<Arena> scratch_;     // one per worker
+  std::unique_ptr<runtime::ThreadTeam> team_;
+  std::vector<runtime::Arena> scratch_;  // one per worker
 };
 
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

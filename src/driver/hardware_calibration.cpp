@@ -1,4 +1,4 @@
-#include "runtime/hardware_calibration.h"
+#include "driver/hardware_calibration.h"
 
 #include <algorithm>
 #include <chrono>
@@ -15,7 +15,7 @@
 #include "runtime/stream_probe.h"
 #include "runtime/thread_team.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 
 namespace {
 
@@ -26,7 +26,7 @@ constexpr size_t kProbeArrayBytes = size_t{64} << 20;
 
 // Median time of an empty kernel on every worker, minus on the caller alone: what splitting a
 // kernel across the team costs, as back-to-back kernels of an inference see it.
-double measure_fork_join_us(ThreadTeam& team) {
+double measure_fork_join_us(runtime::ThreadTeam& team) {
   if (team.size() < 2) return 0;
   std::vector<double> us;
   for (int i = 0; i < 2000; ++i) {
@@ -39,13 +39,13 @@ double measure_fork_join_us(ThreadTeam& team) {
 }
 
 void measure_machine(tiling::HardwareModel& hw) {
-  const StreamOptions options{.array_bytes = kProbeArrayBytes, .repetitions = 3};
+  const runtime::StreamOptions options{.array_bytes = kProbeArrayBytes, .repetitions = 3};
   {
-    ThreadTeam one(1);
-    hw.core_gbps = measure_stream(one, options).triad_gbps;
+    runtime::ThreadTeam one(1);
+    hw.core_gbps = runtime::measure_stream(one, options).triad_gbps;
   }
-  ThreadTeam all(hw.cores);
-  hw.shared_gbps = std::max(hw.core_gbps, measure_stream(all, options).triad_gbps);
+  runtime::ThreadTeam all(hw.cores);
+  hw.shared_gbps = std::max(hw.core_gbps, runtime::measure_stream(all, options).triad_gbps);
   hw.fork_join_us = measure_fork_join_us(all);
   hw.calibrated = true;
 }
@@ -72,4 +72,4 @@ tiling::HardwareModel calibrated_hardware(const std::string& cache_root) {
   return hw;
 }
 
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

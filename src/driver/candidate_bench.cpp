@@ -1,4 +1,4 @@
-#include "runtime/candidate_bench.h"
+#include "driver/candidate_bench.h"
 
 #include <algorithm>
 #include <cstring>
@@ -7,7 +7,7 @@
 
 #include "ir/tensor_compare.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 
 namespace {
 
@@ -29,7 +29,7 @@ void LaunchCandidateBench::prepare() {
   for (Tensor& t : clones_) pointers_.push_back(t.raw());
   size_t scratch = 64;
   for (const auto& c : candidates_) scratch = std::max(scratch, c.library->scratch_bytes(launch_.symbols.data()));
-  team_ = std::make_unique<ThreadTeam>(launch_.workers);
+  team_ = std::make_unique<runtime::ThreadTeam>(launch_.workers);
   for (int w = 0; w < launch_.workers; ++w) scratch_.emplace_back(scratch);
 }
 
@@ -60,4 +60,4 @@ std::optional<std::string> LaunchCandidateBench::differs_from_reference() {
   return std::nullopt;
 }
 
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

@@ -1,4 +1,4 @@
-#include "runtime/gemm_tuning.h"
+#include "driver/gemm_tuning.h"
 
 #include <algorithm>
 #include <cctype>
@@ -17,7 +17,7 @@
 #include "runtime/cpu_isa.h"
 #include "tune/autotuner.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 
 namespace {
 
@@ -26,16 +26,17 @@ struct Tweak {
   int64_t mc = 0, kc_times2 = 0, nb_times2 = 0, nc = 0;
 };
 
-GemmBlocking tweaked(const GemmBlocking& model, const Tweak& t) {
-  GemmBlocking b = model;
+runtime::GemmBlocking tweaked(const runtime::GemmBlocking& model, const Tweak& t) {
+  runtime::GemmBlocking b = model;
   if (t.mc != 0) b.mc = std::min(model.mc, t.mc);
   if (t.kc_times2 != 0) b.kc = std::clamp<int64_t>(model.kc * t.kc_times2 / 2, 64, 512);
-  if (t.nb_times2 != 0) b.nb = std::max<int64_t>(kNR, model.nb * t.nb_times2 / 2 / kNR * kNR);
+  if (t.nb_times2 != 0)
+    b.nb = std::max<int64_t>(runtime::kNR, model.nb * t.nb_times2 / 2 / runtime::kNR * runtime::kNR);
   if (t.nc != 0) b.nc = std::min(model.nc, t.nc);
   return b;
 }
 
-bool same(const GemmBlocking& a, const GemmBlocking& b) {
+bool same(const runtime::GemmBlocking& a, const runtime::GemmBlocking& b) {
   return a.mc == b.mc && a.kc == b.kc && a.nc == b.nc && a.nb == b.nb;
 }
 
@@ -67,7 +68,8 @@ std::string attributes_key(const Node& node) {
 }
 
 // Everything the winner depends on: what is multiplied, by how many workers, on which caches.
-std::string tuning_key(const Node& node, const BlockingTuning& t, const std::vector<GemmBlocking>& candidates) {
+std::string tuning_key(const Node& node, const BlockingTuning& t,
+                       const std::vector<runtime::GemmBlocking>& candidates) {
   std::string key = fmt::format("gemm blocking v1\nop={}\nattrs={}\n", node.op, attributes_key(node));
   for (const Value* v : node.inputs) {
     if (v == nullptr) {
@@ -77,12 +79,13 @@ std::string tuning_key(const Node& node, const BlockingTuning& t, const std::vec
     key += fmt::format("input {} {}{}\n", dtype_name(v->dtype), shape_to_string(v->shape),
                        v->constant.has_value() ? " constant" : "");
   }
-  key += fmt::format("threads={} l1d={} l2={} isa={}\n", t.threads, t.l1d_bytes, t.l2_bytes, isa_name(vector_isa()));
-  for (const GemmBlocking& b : candidates) key += blocking_record(b) + "\n";
+  key += fmt::format("threads={} l1d={} l2={} isa={}\n", t.threads, t.l1d_bytes, t.l2_bytes,
+                     isa_name(runtime::vector_isa()));
+  for (const runtime::GemmBlocking& b : candidates) key += blocking_record(b) + "\n";
   return key;
 }
 
-std::string entry_dir(const Node& node, const BlockingTuning& t, const std::vector<GemmBlocking>& candidates) {
+std::string entry_dir(const Node& node, const BlockingTuning& t, const std::vector<runtime::GemmBlocking>& candidates) {
   std::string op = node.op;
   std::transform(op.begin(), op.end(), op.begin(), [](unsigned char c) { return std::tolower(c); });
   const std::string hash = build::md5_hex(tuning_key(node, t, candidates)).substr(0, 16);
@@ -92,7 +95,7 @@ std::string entry_dir(const Node& node, const BlockingTuning& t, const std::vect
 // ---- the record ----
 
 struct Record {
-  GemmBlocking winner;
+  runtime::GemmBlocking winner;
   int topn = 1;
 };
 
@@ -147,13 +150,14 @@ std::vector<Tensor> stand_in_inputs(const Node& node) {
 
 class BlockingBench : public tune::CandidateBench {
  public:
-  BlockingBench(LibraryCall& call, const Node& node, std::vector<GemmBlocking> candidates, int threads)
+  BlockingBench(runtime::LibraryCall& call, const Node& node, std::vector<runtime::GemmBlocking> candidates,
+                int threads)
       : call_(call), candidates_(std::move(candidates)), threads_(threads), inputs_(stand_in_inputs(node)) {
     for (const Value* out : node.outputs) outputs_.emplace_back(out->dtype, static_dims(out->shape));
   }
 
   int count() const override { return static_cast<int>(candidates_.size()); }
-  void prepare() override { team_ = std::make_unique<ThreadTeam>(threads_); }
+  void prepare() override { team_ = std::make_unique<runtime::ThreadTeam>(threads_); }
   void run(int candidate) override {
     call_.set_blocking(candidates_.at(static_cast<size_t>(candidate)));
     call_.run(*team_, inputs_, outputs_);
@@ -172,52 +176,54 @@ class BlockingBench : public tune::CandidateBench {
   }
 
  private:
-  LibraryCall& call_;
-  std::vector<GemmBlocking> candidates_;
+  runtime::LibraryCall& call_;
+  std::vector<runtime::GemmBlocking> candidates_;
   int threads_;
   std::vector<Tensor> inputs_, outputs_, reference_;
-  std::unique_ptr<ThreadTeam> team_;
+  std::unique_ptr<runtime::ThreadTeam> team_;
 };
 
 }  // namespace
 
-std::string blocking_record(const GemmBlocking& b) {
+std::string blocking_record(const runtime::GemmBlocking& b) {
   return fmt::format("mc={};kc={};nc={};nb={}", b.mc, b.kc, b.nc, b.nb);
 }
 
-std::optional<GemmBlocking> parse_blocking_record(const std::string& text) {
-  GemmBlocking b;
+std::optional<runtime::GemmBlocking> parse_blocking_record(const std::string& text) {
+  runtime::GemmBlocking b;
   long long mc = 0, kc = 0, nc = 0, nb = 0;
   int used = 0;
   if (std::sscanf(text.c_str(), "mc=%lld;kc=%lld;nc=%lld;nb=%lld%n", &mc, &kc, &nc, &nb, &used) != 4 ||
-      used != static_cast<int>(text.size()) || mc < kMR || kc < 1 || nc < kNR || nb < 0) {
+      used != static_cast<int>(text.size()) || mc < runtime::kMR || kc < 1 || nc < runtime::kNR || nb < 0) {
     return std::nullopt;
   }
   b.mc = mc, b.kc = kc, b.nc = nc, b.nb = nb;
   return b;
 }
 
-std::vector<GemmBlocking> blocking_candidates(const Node& node, const GemmBlocking& model, int topn) {
+std::vector<runtime::GemmBlocking> blocking_candidates(const Node& node, const runtime::GemmBlocking& model, int topn) {
   // Most promising first: the list is cut at topn.
-  static const std::vector<Tweak> kWeightA = {{.kc_times2 = 4}, {.nb_times2 = 1}, {.kc_times2 = 1},
-                                              {.nb_times2 = 4}, {.kc_times2 = 4, .nb_times2 = 1}};
-  static const std::vector<Tweak> kOthers = {{.mc = 96},  {.kc_times2 = 4}, {.mc = 96, .kc_times2 = 4}, {.mc = 192},
-                                             {.nc = 1024}, {.nb_times2 = 1}, {.mc = 48},                  {.kc_times2 = 1}};
-  std::vector<GemmBlocking> candidates = {model};
+  static const std::vector<Tweak> kWeightA = {
+      {.kc_times2 = 4}, {.nb_times2 = 1}, {.kc_times2 = 1}, {.nb_times2 = 4}, {.kc_times2 = 4, .nb_times2 = 1}};
+  static const std::vector<Tweak> kOthers = {{.mc = 96},  {.kc_times2 = 4}, {.mc = 96, .kc_times2 = 4},
+                                             {.mc = 192}, {.nc = 1024},     {.nb_times2 = 1},
+                                             {.mc = 48},  {.kc_times2 = 1}};
+  std::vector<runtime::GemmBlocking> candidates = {model};
   for (const Tweak& t : weight_is_a(node) ? kWeightA : kOthers) {
     if (static_cast<int>(candidates.size()) >= topn) break;
-    const GemmBlocking b = tweaked(model, t);
-    if (std::none_of(candidates.begin(), candidates.end(), [&](const GemmBlocking& c) { return same(b, c); })) {
+    const runtime::GemmBlocking b = tweaked(model, t);
+    if (std::none_of(candidates.begin(), candidates.end(),
+                     [&](const runtime::GemmBlocking& c) { return same(b, c); })) {
       candidates.push_back(b);
     }
   }
   return candidates;
 }
 
-BlockingTuneResult tune_blocking(LibraryCall& call, const Node& node, const GemmBlocking& model,
+BlockingTuneResult tune_blocking(runtime::LibraryCall& call, const Node& node, const runtime::GemmBlocking& model,
                                  const BlockingTuning& tuning) {
   BlockingTuneResult result{model};
-  const std::vector<GemmBlocking> candidates = blocking_candidates(node, model, tuning.topn);
+  const std::vector<runtime::GemmBlocking> candidates = blocking_candidates(node, model, tuning.topn);
   auto known = [](const Value* v) { return v == nullptr || is_static(v->shape); };
   const bool static_shapes = std::all_of(node.inputs.begin(), node.inputs.end(), known) &&
                              std::all_of(node.outputs.begin(), node.outputs.end(), known);
@@ -242,4 +248,4 @@ BlockingTuneResult tune_blocking(LibraryCall& call, const Node& node, const Gemm
   return result;
 }
 
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

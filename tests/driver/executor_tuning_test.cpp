@@ -15,11 +15,11 @@
 #include "build/build_test_support.h"
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
-#include "runtime/executor.h"
+#include "driver/executor.h"
 #include "tiling/solver.h"
 #include "tune/tuning_record.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 namespace {
 
 namespace fs = std::filesystem;
@@ -137,7 +137,8 @@ TEST(ExecutorTuning, JitKernelsAreTunedOncePerShapeBucket) {
     ExecutorCounters counters;
     Executor exe(g, options(cache, threads, 3), counters);
     EXPECT_EQ(counters.cache.compiles, threads == 1 ? 1 : 0) << threads << " threads";
-    for (int64_t rows : std::vector<int64_t>{3, 200, 130, 300, tiling::kJitPlanningSize}) expect_matches_reference(exe, g, rows);
+    for (int64_t rows : std::vector<int64_t>{3, 200, 130, 300, tiling::kJitPlanningSize})
+      expect_matches_reference(exe, g, rows);
     EXPECT_EQ(counters.tuning.kernels_tuned, 2) << threads << " threads";  // buckets 256 and 512
     EXPECT_EQ(counters.jit_buckets, 2) << threads << " threads";
     EXPECT_GE(counters.tuning.candidates_measured, 4) << threads << " threads";
@@ -179,4 +180,4 @@ TEST(ExecutorTuning, JitBucketsTakeTheModelsChoiceWithoutMeasuring) {
 }
 
 }  // namespace
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

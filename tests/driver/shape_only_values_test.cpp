@@ -12,9 +12,9 @@
 #include "fusion/shape_only_steps.h"
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
-#include "runtime/executor.h"
+#include "driver/executor.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 namespace {
 
 using tilefuse::testing::TempDir;
@@ -27,7 +27,8 @@ Graph causal_mask_graph() {
   Value* scores = g.add_input("scores", DType::f32, {Dim::symbol("S"), Dim::symbol("S")});
   Value* shape = g.add_node("Shape", "shape", {scores}, {"shape"}, {{"start", int64_t{-1}}})->outputs[0];
   Value* s = g.add_node("Squeeze", "s", {shape}, {"s"})->outputs[0];
-  Value* ids = g.add_node("Range", "range", {scalar_i64(g, "start", 0), s, scalar_i64(g, "step", 1)}, {"ids"})->outputs[0];
+  Value* ids =
+      g.add_node("Range", "range", {scalar_i64(g, "start", 0), s, scalar_i64(g, "step", 1)}, {"ids"})->outputs[0];
   Value* axes = g.add_constant("axes", Tensor::from_vector<int64_t>(DType::i64, {1}, {1}));
   Value* rows = g.add_node("Unsqueeze", "rows", {ids, axes}, {"rows"})->outputs[0];
   Value* causal = g.add_node("LessOrEqual", "causal", {ids, rows}, {"causal"})->outputs[0];
@@ -44,9 +45,9 @@ Tensor counting(int64_t s) {
   return t;
 }
 
-class ShapeOnlyValues : public ::testing::TestWithParam<bool> {};
+class ShapeOnlyValuesRun : public ::testing::TestWithParam<bool> {};
 
-TEST_P(ShapeOnlyValues, ComputedPerShapeAndNeverRun) {
+TEST_P(ShapeOnlyValuesRun, ComputedPerShapeAndNeverRun) {
   const Graph g = causal_mask_graph();
   TempDir cache;
   ExecutorOptions o;
@@ -70,13 +71,13 @@ TEST_P(ShapeOnlyValues, ComputedPerShapeAndNeverRun) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, ShapeOnlyValues, ::testing::Bool(),
+INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, ShapeOnlyValuesRun, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "fused" : "unfused"; });
 
 TEST(ShapeOnlyValuesCompute, ResultOfAnotherShapeIsAUserError) {
   const fusion::ExecutionPlan planned = fusion::plan_for_execution(causal_mask_graph(), true);
   const std::vector<bool> shape_only = fusion::find_shape_only_steps(planned.plan);
-  ValueShapes shapes;
+  runtime::ValueShapes shapes;
   for (const Value* v : planned.graph.values()) {
     if (v->constant) continue;
     std::vector<int64_t> dims;
@@ -93,7 +94,7 @@ TEST(ShapeOnlyValuesCompute, ResultOfAnotherShapeIsAUserError) {
     if (step.kind == fusion::StepKind::View) alias_of[step.node->outputs[0]] = root(step.node->input(0));
   }
   try {
-    compute_shape_only_values(planned.plan, shape_only, shapes, root);
+    runtime::compute_shape_only_values(planned.plan, shape_only, shapes, root);
     FAIL() << "no error";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("output 'ids' has shape [4] for these input shapes, but [3] was planned"),
@@ -103,4 +104,4 @@ TEST(ShapeOnlyValuesCompute, ResultOfAnotherShapeIsAUserError) {
 }
 
 }  // namespace
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

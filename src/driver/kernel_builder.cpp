@@ -1,4 +1,4 @@
-#include "runtime/kernel_builder.h"
+#include "driver/kernel_builder.h"
 
 #include <algorithm>
 
@@ -6,11 +6,11 @@
 
 #include "build/hashing.h"
 #include "codegen/support_headers.h"
-#include "runtime/debug_dump.h"
+#include "driver/debug_dump.h"
 #include "tiling/solver.h"
 #include "tune/tuning_record.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 
 namespace {
 
@@ -47,7 +47,7 @@ BuiltKernel build_jit(const fusion::FusedKernel& kernel, const BuildContext& c) 
   build::ArtifactRequest request{kernel.name + "_" + short_hash(out.source.code), out.source.code,
                                  common_meta(c, out.path)};
   const build::LibraryFile file = c.cache.get_or_build(request, c.toolchain, c.cache_counters);
-  out.library = KernelLibrary::load(file.path, file.sha256);
+  out.library = runtime::KernelLibrary::load(file.path, file.sha256);
   return out;
 }
 
@@ -63,16 +63,18 @@ std::unique_ptr<build::StaticKernelStore> tuned_store(const fusion::FusedKernel&
   return std::make_unique<build::StaticKernelStore>(c.cache, std::move(request), c.toolchain);
 }
 
-std::shared_ptr<KernelLibrary> build_candidate(const fusion::FusedKernel& kernel, const tiling::TilingCandidate& cand,
-                                               tiling::CompilePath path, const build::StaticKernelStore& store,
-                                               const BuildContext& c, codegen::KernelSource* source_out) {
+std::shared_ptr<runtime::KernelLibrary> build_candidate(const fusion::FusedKernel& kernel,
+                                                        const tiling::TilingCandidate& cand, tiling::CompilePath path,
+                                                        const build::StaticKernelStore& store, const BuildContext& c,
+                                                        codegen::KernelSource* source_out) {
   const auto variant = path == tiling::CompilePath::Jit ? codegen::KernelVariant::Jit : codegen::KernelVariant::Static;
   codegen::KernelSource source = codegen::emit_kernel(kernel, cand.tiling, variant);
   const std::string key = tune::kernel_key(cand);
   const build::LibraryFile file = store.get_or_build(key, source.code, c.cache_counters);
-  if (!c.debug_dir.empty()) dump_candidate_source(c.debug_dir, kernel.name, key, source, c.toolchain.include_dirs.back());
+  if (!c.debug_dir.empty())
+    dump_candidate_source(c.debug_dir, kernel.name, key, source, c.toolchain.include_dirs.back());
   if (source_out) *source_out = std::move(source);
-  return KernelLibrary::load(file.path, file.sha256);
+  return runtime::KernelLibrary::load(file.path, file.sha256);
 }
 
 // A jit bucket whose winner is what the generic kernel has baked in runs the generic library.
@@ -153,4 +155,4 @@ int launch_block_dim(tiling::CompilePath path, const tiling::KernelTiling& tilin
   return path == tiling::CompilePath::Jit ? 0 : static_cast<int>(tiling.block_dim);
 }
 
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

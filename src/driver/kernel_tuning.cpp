@@ -1,11 +1,11 @@
 // tune_kernel(): the first-run half of the static TopN path (see kernel_builder.h).
 #include <spdlog/spdlog.h>
 
-#include "runtime/debug_dump.h"
-#include "runtime/kernel_builder.h"
+#include "driver/debug_dump.h"
+#include "driver/kernel_builder.h"
 #include "tune/tuning_record.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 
 namespace {
 
@@ -55,4 +55,4 @@ void tune_kernel(BuiltKernel& k, const KernelLaunch& launch, const BuildContext&
   keep_only(k, best);
 }
 
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

@@ -13,9 +13,9 @@
 #include "build/build_test_support.h"
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
-#include "runtime/executor.h"
+#include "driver/executor.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 namespace {
 
 namespace fs = std::filesystem;
@@ -157,4 +157,4 @@ TEST(ExecutorCache, ConcurrentProcessesCompileEachKernelOnce) {
 }
 
 }  // namespace
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

@@ -18,21 +18,21 @@
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "runtime/device_limit.h"
-#include "runtime/kernel_builder.h"
+#include "driver/kernel_builder.h"
 #include "runtime/step_profile.h"
 #include "tiling/hardware_model.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 
 struct ExecutorOptions {
   bool fuse = true;             // false: one generated kernel per op (the `unfused` baseline)
-  DeviceLimit device;           // worker threads
+  runtime::DeviceLimit device;  // worker threads
   std::string cache_dir;        // empty: build::ArtifactCache::default_root()
   int compile_threads = 1;
-  int autotune_topn = 1;        // tiling candidates measured per static kernel (1: no measurement)
+  int autotune_topn = 1;                          // tiling candidates measured per static kernel (1: no measurement)
   std::optional<tiling::HardwareModel> hardware;  // empty: detected and calibrated (cached per machine)
-  std::string debug_dir;        // non-empty: dump every generated artifact there (TILEFUSE_DEBUG_DIR)
-  StepProfile* profile = nullptr;  // non-null: every run records each step's time per worker there
+  std::string debug_dir;                          // non-empty: dump every generated artifact there (TILEFUSE_DEBUG_DIR)
+  runtime::StepProfile* profile = nullptr;        // non-null: every run records each step's time per worker there
   // Shapes (symbol bindings) whose arena and launch data are kept; the least recently run is
   // dropped beyond this, so a model fed ever new sequence lengths does not grow without end.
   size_t max_prepared_shapes = 16;
@@ -75,4 +75,4 @@ class Executor {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

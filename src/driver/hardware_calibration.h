@@ -7,8 +7,8 @@
 
 #include "tiling/hardware_model.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 
 tiling::HardwareModel calibrated_hardware(const std::string& cache_root);
 
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

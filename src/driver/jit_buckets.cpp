@@ -1,11 +1,11 @@
-#include "runtime/jit_buckets.h"
+#include "driver/jit_buckets.h"
 
 #include <algorithm>
 
 #include "build/compile_pool.h"
 #include "tiling/solver.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 
 namespace {
 
@@ -72,4 +72,4 @@ std::vector<TuningSummary> JitBuckets::tunings(size_t step) const {
   return out;
 }
 
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

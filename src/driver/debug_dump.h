@@ -15,7 +15,7 @@
 #include "tiling/kernel_tiling.h"
 #include "tune/autotuner.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 
 void dump_tiling(const std::string& debug_dir, const fusion::FusedKernel& kernel,
                  const std::vector<tiling::TilingCandidate>& candidates);
@@ -24,4 +24,4 @@ void dump_candidate_source(const std::string& debug_dir, const std::string& kern
 void dump_tuning_result(const std::string& debug_dir, const std::string& kernel_name,
                         const std::vector<tiling::TilingCandidate>& candidates, const tune::AutotuneResult& result);
 
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "fusion/fusion_plan.h"
-#include "runtime/kernel_builder.h"
+#include "driver/kernel_builder.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 
 class JitBuckets {
  public:
@@ -38,4 +38,4 @@ class JitBuckets {
   std::vector<std::map<std::string, BuiltKernel>> buckets_;  // per step, by bucket key
 };
 
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

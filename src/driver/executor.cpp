@@ -1,4 +1,4 @@
-#include "runtime/executor.h"
+#include "driver/executor.h"
 
 #include <algorithm>
 #include <cstring>
@@ -21,16 +21,16 @@
 #include "ir/checked_size.h"
 #include "ir/error.h"
 #include "reference/interpreter.h"
-#include "runtime/gemm_tuning.h"
-#include "runtime/hardware_calibration.h"
-#include "runtime/jit_buckets.h"
+#include "driver/gemm_tuning.h"
+#include "driver/hardware_calibration.h"
+#include "driver/jit_buckets.h"
 #include "runtime/kernel_library.h"
 #include "runtime/library_call.h"
 #include "runtime/memory_planner.h"
 #include "runtime/shape_only_values.h"
 #include "runtime/thread_team.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 
 namespace {
 
@@ -54,13 +54,13 @@ std::string install_support_headers(const std::string& cache_root, std::string& 
 
 // One thread team per process and size: executors of the same device limit share it (the team
 // serialises concurrent runs), so a process never oversubscribes its cores with idle teams.
-std::shared_ptr<ThreadTeam> shared_team(int threads) {
+std::shared_ptr<runtime::ThreadTeam> shared_team(int threads) {
   static std::mutex mutex;
-  static std::map<int, std::weak_ptr<ThreadTeam>> teams;
+  static std::map<int, std::weak_ptr<runtime::ThreadTeam>> teams;
   std::lock_guard<std::mutex> lock(mutex);
-  std::shared_ptr<ThreadTeam> team = teams[threads].lock();
+  std::shared_ptr<runtime::ThreadTeam> team = teams[threads].lock();
   if (!team) {
-    team = std::make_shared<ThreadTeam>(threads);
+    team = std::make_shared<runtime::ThreadTeam>(threads);
     teams[threads] = team;
   }
   return team;
@@ -86,19 +86,19 @@ struct Prepared {
   SymbolBindings bindings;
   std::map<const Value*, std::vector<int64_t>> shapes;
   std::map<const Value*, size_t> arena_offset;  // intermediates
-  ShapeOnlyValues shape_only_values;            // results of the shape-only steps, for these shapes
-  Arena arena;
+  runtime::ShapeOnlyValues shape_only_values;   // results of the shape-only steps, for these shapes
+  runtime::Arena arena;
   Bound bound;
-  std::vector<bool> writes_output;                   // per graph output: its producer writes the caller's buffer
-  std::vector<BuiltKernel*> kernels;                 // per step: what runs (a jit kernel's bucket); null for non-kernels
-  std::vector<std::vector<int64_t>> kernel_symbols;  // per step (empty for non-kernels)
-  std::vector<int64_t> kernel_blocks;                // per step, for the library in block_library
-  std::vector<const KernelLibrary*> block_library;   // per step: the library kernel_blocks was split for
-  std::vector<std::vector<void*>> kernel_buffers;    // per step: the `buffers` argument
-  std::vector<std::vector<Tensor>> call_inputs;      // per library-call step: views kept across runs
+  std::vector<bool> writes_output;    // per graph output: its producer writes the caller's buffer
+  std::vector<BuiltKernel*> kernels;  // per step: what runs (a jit kernel's bucket); null for non-kernels
+  std::vector<std::vector<int64_t>> kernel_symbols;          // per step (empty for non-kernels)
+  std::vector<int64_t> kernel_blocks;                        // per step, for the library in block_library
+  std::vector<const runtime::KernelLibrary*> block_library;  // per step: the library kernel_blocks was split for
+  std::vector<std::vector<void*>> kernel_buffers;            // per step: the `buffers` argument
+  std::vector<std::vector<Tensor>> call_inputs;              // per library-call step: views kept across runs
   std::vector<std::vector<Tensor>> call_outputs;
   size_t scratch_bytes = 0;
-  std::vector<Arena> scratch;                        // one per worker
+  std::vector<runtime::Arena> scratch;  // one per worker
 };
 
 // The contexts prepared for one set of input shapes.
@@ -115,12 +115,12 @@ struct Executor::Impl {
   ExecutorOptions options;
   ExecutorCounters& counters;
   fusion::FusionPlan& plan = planned.plan;
-  std::vector<BuiltKernel> kernels;  // per step (empty for non-kernels)
+  std::vector<BuiltKernel> kernels;       // per step (empty for non-kernels)
   std::vector<std::string> kernel_names;  // per step: the structural name a kernel is built under
   JitBuckets jit_buckets{plan, kernels, kernel_names};
-  std::vector<std::unique_ptr<LibraryCall>> library_calls;  // per step (null for non-library steps)
-  std::shared_ptr<ThreadTeam> team_ptr;
-  ThreadTeam& team;
+  std::vector<std::unique_ptr<runtime::LibraryCall>> library_calls;  // per step (null for non-library steps)
+  std::shared_ptr<runtime::ThreadTeam> team_ptr;
+  runtime::ThreadTeam& team;
   std::map<const Value*, const Value*> alias_of;  // view outputs -> the value whose bytes they are
   std::vector<bool> shape_only;                   // per step: computed when shapes are prepared, not run
   // Runs check contexts out of `shapes` under pool_mutex. They run under a shared tuning_mutex,
@@ -160,12 +160,12 @@ struct Executor::Impl {
     const tiling::HardwareModel caches = options.hardware ? *options.hardware
                                          : has_kernels()  ? hardware
                                                           : tiling::detect_hardware();
-    const GemmBlocking blocking = default_blocking(caches.l1d_bytes, caches.l2_bytes);
+    const runtime::GemmBlocking blocking = runtime::default_blocking(caches.l1d_bytes, caches.l2_bytes);
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];
       const bool runs_on_node = step.kind == fusion::StepKind::LibraryCall || step.kind == fusion::StepKind::Host;
-      if (!runs_on_node || shape_only[i] || !library_call_supports(*step.node)) continue;
-      library_calls[i] = prepare_library_call(*step.node, blocking);
+      if (!runs_on_node || shape_only[i] || !runtime::library_call_supports(*step.node)) continue;
+      library_calls[i] = runtime::prepare_library_call(*step.node, blocking);
       counters.packed_weight_bytes += library_calls[i]->packed_bytes();
       tune_library_call(*library_calls[i], *step.node, blocking, caches);
     }
@@ -173,7 +173,7 @@ struct Executor::Impl {
 
   // With --topn above 1, a GEMM's blocking is measured among candidates like a kernel's tiling
   // (gemm_tuning.h), or read from the record an earlier run left.
-  void tune_library_call(LibraryCall& call, const Node& node, const GemmBlocking& model,
+  void tune_library_call(runtime::LibraryCall& call, const Node& node, const runtime::GemmBlocking& model,
                          const tiling::HardwareModel& caches) {
     if (options.autotune_topn < 2) return;
     const BlockingTuneResult r = tune_blocking(
@@ -237,9 +237,10 @@ struct Executor::Impl {
         if (!b.count(s)) {
           // Name the op: a data-dependent shape (NonZero, or a shape operand computed from data).
           std::string origin = v->producer ? fmt::format(", output of {},", v->producer->describe()) : "";
-          fail_user("tensor '{}'{} has shape {} whose symbol '{}' is not fixed by any input: its size depends on "
-                    "tensor data, and fused execution plans every buffer from the input shapes (use --mode reference)",
-                    v->name, origin, shape_to_string(v->shape), s);
+          fail_user(
+              "tensor '{}'{} has shape {} whose symbol '{}' is not fixed by any input: its size depends on "
+              "tensor data, and fused execution plans every buffer from the input shapes (use --mode reference)",
+              v->name, origin, shape_to_string(v->shape), s);
         }
       }
       try {
@@ -345,7 +346,7 @@ struct Executor::Impl {
     }
     for (const Value* v : graph.outputs()) p.shapes[v] = concrete(v, b);
     p.shape_only_values =
-        compute_shape_only_values(plan, shape_only, p.shapes, [this](const Value* v) { return root(v); });
+        runtime::compute_shape_only_values(plan, shape_only, p.shapes, [this](const Value* v) { return root(v); });
     place_intermediates(p);
     bind_fixed(p);
     for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -380,7 +381,7 @@ struct Executor::Impl {
   // whose view is a graph output is read once more after the last step, when the outputs are
   // copied out, so it lives to the end: no later step may reuse its bytes.
   void place_intermediates(Prepared& p) {
-    std::map<const Value*, BufferRequest> lifetimes;
+    std::map<const Value*, runtime::BufferRequest> lifetimes;
     const int end_of_run = static_cast<int>(plan.steps.size());
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];
@@ -400,14 +401,14 @@ struct Executor::Impl {
       if (it != lifetimes.end()) it->second.last_step = end_of_run;
     }
     std::vector<const Value*> order;
-    std::vector<BufferRequest> requests;
+    std::vector<runtime::BufferRequest> requests;
     for (const auto& [v, r] : lifetimes) {
       order.push_back(v);
       requests.push_back(r);
     }
-    MemoryPlan mp = plan_memory(requests);
+    runtime::MemoryPlan mp = runtime::plan_memory(requests);
     try {
-      p.arena = Arena(std::max<size_t>(mp.arena_bytes, 64));
+      p.arena = runtime::Arena(std::max<size_t>(mp.arena_bytes, 64));
     } catch (const UserError& error) {
       // Name the tensor that asks the most, so a user can tell which shape is to blame.
       if (order.empty()) throw;
@@ -500,24 +501,24 @@ struct Executor::Impl {
     std::vector<void*>& buffers = p.kernel_buffers[i];
     buffers.clear();
     for (const Value* v : k.source.buffers) buffers.push_back(data_of(bound, v));
-    const KernelLibrary& lib = *k.library;
+    const runtime::KernelLibrary& lib = *k.library;
     const int64_t* syms = p.kernel_symbols[i].data();
     const int64_t workers = team.size();
     if (p.block_library[i] != &lib) {  // the first run, or tuning chose another library
       p.kernel_blocks[i] = lib.num_blocks(syms, workers);
       p.block_library[i] = &lib;
     }
-    StepProfile* profile = options.profile;
+    runtime::StepProfile* profile = options.profile;
     const auto& gathers = plan.steps[i].kernel.space.gathers;
     if (!gathers.empty()) {
-      for (Arena& scratch : p.scratch) std::memset(scratch.data(), 0, 2 * sizeof(int64_t));
+      for (runtime::Arena& scratch : p.scratch) std::memset(scratch.data(), 0, 2 * sizeof(int64_t));
     }
     team.run(
         p.kernel_blocks[i],
         [&](int worker, int64_t first, int64_t end) {
-          const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
+          const auto start = profile ? runtime::StepProfile::Clock::now() : runtime::StepProfile::Clock::time_point{};
           lib.run_blocks(buffers.data(), syms, workers, first, end, p.scratch[worker].data());
-          if (profile) profile->record(static_cast<int64_t>(i), worker, start, StepProfile::Clock::now());
+          if (profile) profile->record(static_cast<int64_t>(i), worker, start, runtime::StepProfile::Clock::now());
         },
         k.block_dim);
     if (!gathers.empty()) check_gathers(gathers, p);
@@ -526,7 +527,7 @@ struct Executor::Impl {
   // A kernel's gathers record an index out of range at the start of the worker's scratch
   // (tilefuse_kernel.h: load_gathered); the first one found is reported.
   void check_gathers(const std::vector<std::pair<const Value*, fusion::GatherLoad>>& gathers, const Prepared& p) const {
-    for (const Arena& scratch : p.scratch) {
+    for (const runtime::Arena& scratch : p.scratch) {
       const auto* error = reinterpret_cast<const int64_t*>(scratch.data());
       if (error[0] <= 0 || error[0] > static_cast<int64_t>(gathers.size())) continue;
       const auto& [value, g] = gathers[static_cast<size_t>(error[0] - 1)];
@@ -578,8 +579,9 @@ struct Executor::Impl {
     for (size_t o = 0; o < node.outputs.size() && o < results.size(); ++o) {
       if (!bound.data.count(node.outputs[o])) continue;  // an unused optional output
       if (results[o].shape() != p.shapes.at(node.outputs[o])) {
-        fail_user("{}: output '{}' has shape {} at run time, but {} was planned", node.describe(), node.outputs[o]->name,
-                  dims_to_string(results[o].shape()), dims_to_string(p.shapes.at(node.outputs[o])));
+        fail_user("{}: output '{}' has shape {} at run time, but {} was planned", node.describe(),
+                  node.outputs[o]->name, dims_to_string(results[o].shape()),
+                  dims_to_string(p.shapes.at(node.outputs[o])));
       }
       std::memcpy(data_of(bound, node.outputs[o]), results[o].raw(), results[o].nbytes());
     }
@@ -603,10 +605,10 @@ struct Executor::Impl {
     return 2 * outputs * static_cast<double>(ta ? a[a.size() - 2] : a.back());
   }
 
-  void describe_steps(StepProfile& profile, const Prepared& p) const {
+  void describe_steps(runtime::StepProfile& profile, const Prepared& p) const {
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];
-      ProfiledStep s;
+      runtime::ProfiledStep s;
       for (const Value* v : step_inputs(step)) s.bytes += static_cast<int64_t>(value_bytes(v, p.shapes.at(v)));
       for (const Value* v : step_outputs(step)) s.bytes += static_cast<int64_t>(value_bytes(v, p.shapes.at(v)));
       if (step.kind == fusion::StepKind::Kernel) {
@@ -617,9 +619,9 @@ struct Executor::Impl {
         s.ops = step.node->op;
         const bool library = library_calls[i] != nullptr;  // runtime code, not the reference kernels
         s.kind = step.kind == fusion::StepKind::View ? "view"
-                 : shape_only[i]                      ? "per-shape"
-                 : library                            ? "library"
-                                                      : "host";
+                 : shape_only[i]                     ? "per-shape"
+                 : library                           ? "library"
+                                                     : "host";
       }
       s.flops = step.kind == fusion::StepKind::View ? 0 : step_flops(step, p);
       profile.steps.push_back(std::move(s));
@@ -649,7 +651,7 @@ struct Executor::Impl {
 
   void run_steps(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs, Prepared& p) {
     bind_run(inputs, outputs, p);
-    StepProfile* profile = options.profile;
+    runtime::StepProfile* profile = options.profile;
     if (profile) {
       if (profile->steps.empty()) describe_steps(*profile, p);
       profile->begin_run();
@@ -661,18 +663,19 @@ struct Executor::Impl {
         run_kernel_step(i, p);
         continue;
       }
-      const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
+      const auto start = profile ? runtime::StepProfile::Clock::now() : runtime::StepProfile::Clock::time_point{};
       run_node_step(i, p);
-      if (profile) profile->record(static_cast<int64_t>(i), 0, start, StepProfile::Clock::now());
+      if (profile) profile->record(static_cast<int64_t>(i), 0, start, runtime::StepProfile::Clock::now());
     }
-    const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
+    const auto start = profile ? runtime::StepProfile::Clock::now() : runtime::StepProfile::Clock::time_point{};
     const auto& outs = graph.outputs();
     bool copied = false;
     for (size_t i = 0; i < outs.size(); ++i) {
       void* src = data_of(p.bound, outs[i]);
       if (src != outputs[i].raw()) std::memcpy(outputs[i].raw(), src, outputs[i].nbytes()), copied = true;
     }
-    if (profile && copied) profile->record(static_cast<int64_t>(plan.steps.size()), 0, start, StepProfile::Clock::now());
+    if (profile && copied)
+      profile->record(static_cast<int64_t>(plan.steps.size()), 0, start, runtime::StepProfile::Clock::now());
     ++counters.runs;
   }
 };
@@ -705,4 +708,4 @@ std::vector<TuningSummary> Executor::tuning_summaries() const {
   return out;
 }
 
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

@@ -13,9 +13,9 @@
 #include "ir/parser.h"
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
-#include "runtime/executor.h"
+#include "driver/executor.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 namespace {
 
 using tilefuse::testing::TempDir;
@@ -91,7 +91,8 @@ graph g(%in0: f32[d0, d1], %in1: f32[3]) -> (%v2, %v3, %v4, %v1) {
   %v3: f32[d0*d1] = Relu(%v1)
   %v4: f32[d0, d1] = Neg(%in0)
 }
-)", {{"d0", 2}, {"d1", 3}});
+)",
+                           {{"d0", 2}, {"d1", 3}});
 }
 
 TEST_P(ExecutorOutputs, RepeatedOutputsInputsAndConstants) {
@@ -135,7 +136,8 @@ TEST_P(ExecutorOutputs, OpWithoutAnIterationSpaceRunsAsAHostStep) {
 graph g(%x: f32[N, 8], %b: f32[8 - R + R2], %r: f32[R], %r2: f32[R2]) -> (%t, %r, %r2) {
   %t = Add(%x, %b)
 }
-)", {{"N", 2}, {"R", 5}, {"R2", 5}});
+)",
+                           {{"N", 2}, {"R", 5}, {"R2", 5}});
 }
 
 // A graph of library and view steps only: no kernel to compile at all.
@@ -202,4 +204,4 @@ INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, ExecutorOutputs, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "fused" : "unfused"; });
 
 }  // namespace
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver

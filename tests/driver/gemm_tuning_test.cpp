@@ -2,7 +2,7 @@
 // kind of call varies, and tune_blocking end to end (a measured winner recorded, reused by a
 // second call without measuring, a corrupt record tuned again, nothing measured with TopN 1 or
 // symbolic shapes), the tuned call still matching the reference.
-#include "runtime/gemm_tuning.h"
+#include "driver/gemm_tuning.h"
 
 #include <filesystem>
 #include <fstream>
@@ -13,13 +13,13 @@
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
 
-namespace tilefuse::runtime {
+namespace tilefuse::driver {
 namespace {
 
 namespace fs = std::filesystem;
 using tilefuse::testing::TempDir;
 
-const GemmBlocking kModel = default_blocking(48 << 10, 1 << 20);
+const runtime::GemmBlocking kModel = runtime::default_blocking(48 << 10, 1 << 20);
 
 Tensor filled(std::vector<int64_t> shape, int salt) {
   Tensor t(DType::f32, std::move(shape));
@@ -52,7 +52,7 @@ fs::path only_record(const TempDir& dir) {
 }
 
 TEST(GemmTuning, RecordTextRoundTrips) {
-  const GemmBlocking b{96, 384, 1024, 320};
+  const runtime::GemmBlocking b{96, 384, 1024, 320};
   EXPECT_EQ(blocking_record(b), "mc=96;kc=384;nc=1024;nb=320");
   auto parsed = parse_blocking_record(blocking_record(b));
   ASSERT_TRUE(parsed.has_value());
@@ -65,7 +65,7 @@ TEST(GemmTuning, RecordTextRoundTrips) {
 
 TEST(GemmTuning, CandidatesStartWithTheModelAndVaryWhatTheCallUses) {
   Projection p;
-  const std::vector<GemmBlocking> three = blocking_candidates(*p.node, kModel, 3);
+  const std::vector<runtime::GemmBlocking> three = blocking_candidates(*p.node, kModel, 3);
   ASSERT_EQ(three.size(), 3u);
   EXPECT_EQ(blocking_record(three[0]), blocking_record(kModel));
   EXPECT_EQ(three[1].mc, 96);  // a weight as B: row blocks first
@@ -77,14 +77,14 @@ TEST(GemmTuning, CandidatesStartWithTheModelAndVaryWhatTheCallUses) {
   Value* x = g.add_input("x", DType::f32, shape_of({1, 8, 10, 10}));
   Node* conv = g.add_node("Conv", "conv", {x, g.add_constant("w", filled({16, 8, 3, 3}, 1))}, {"y"});
   g.infer_shapes();
-  for (const GemmBlocking& b : blocking_candidates(*conv, kModel, 10)) EXPECT_EQ(b.mc, kModel.mc);
+  for (const runtime::GemmBlocking& b : blocking_candidates(*conv, kModel, 10)) EXPECT_EQ(b.mc, kModel.mc);
 }
 
 TEST(GemmTuning, MeasuresOnceThenReusesTheRecord) {
-  if (!own_gemm_engine()) GTEST_SKIP() << "blockings are tilefuse's sgemm's; this CPU runs OpenBLAS";
+  if (!runtime::own_gemm_engine()) GTEST_SKIP() << "blockings are tilefuse's sgemm's; this CPU runs OpenBLAS";
   TempDir dir;
   Projection p;
-  auto call = prepare_library_call(*p.node, kModel);
+  auto call = runtime::prepare_library_call(*p.node, kModel);
   const BlockingTuneResult first = tune_blocking(*call, *p.node, kModel, tuning(dir, 3));
   EXPECT_TRUE(first.measured);
   EXPECT_FALSE(first.reused);
@@ -93,12 +93,12 @@ TEST(GemmTuning, MeasuresOnceThenReusesTheRecord) {
   // The tuned call computes what the reference does.
   std::vector<Tensor> ins = {filled({150, 200}, 3), *p.node->input(1)->constant, *p.node->input(2)->constant};
   Tensor expected = reference::evaluate_node(*p.node, ins).at(0);
-  ThreadTeam team(2);
+  runtime::ThreadTeam team(2);
   std::vector<Tensor> outs = {Tensor(DType::f32, expected.shape())};
   call->run(team, ins, outs);
   EXPECT_TRUE(compare_tensors(outs[0], expected, {1e-5, 1e-5}).ok);
 
-  auto again = prepare_library_call(*p.node, kModel);
+  auto again = runtime::prepare_library_call(*p.node, kModel);
   const BlockingTuneResult second = tune_blocking(*again, *p.node, kModel, tuning(dir, 3));
   EXPECT_TRUE(second.reused);
   EXPECT_FALSE(second.measured);
@@ -114,14 +114,14 @@ TEST(GemmTuning, MeasuresOnceThenReusesTheRecord) {
 TEST(GemmTuning, NothingMeasuredWithTopNOneOrSymbolicShapes) {
   TempDir dir;
   Projection p;
-  auto call = prepare_library_call(*p.node, kModel);
+  auto call = runtime::prepare_library_call(*p.node, kModel);
   EXPECT_FALSE(tune_blocking(*call, *p.node, kModel, tuning(dir, 1)).measured);
 
   Graph g;
   Value* x = g.add_input("x", DType::f32, {Dim::symbol("n"), Dim(200)});
   Node* node = g.add_node("MatMul", "mm", {x, g.add_constant("w", filled({200, 300}, 1))}, {"y"});
   g.infer_shapes();
-  auto symbolic = prepare_library_call(*node, kModel);
+  auto symbolic = runtime::prepare_library_call(*node, kModel);
   const BlockingTuneResult r = tune_blocking(*symbolic, *node, kModel, tuning(dir, 3));
   EXPECT_FALSE(r.measured);
   EXPECT_EQ(blocking_record(r.blocking), blocking_record(kModel));
@@ -129,4 +129,4 @@ TEST(GemmTuning, NothingMeasuredWithTopNOneOrSymbolicShapes) {
 }
 
 }  // namespace
-}  // namespace tilefuse::runtime
+}  // namespace tilefuse::driver
