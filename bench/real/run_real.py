@@ -140,6 +140,7 @@ def measure(args, manifest, entry, first_of_arch):
     row["imports"] = "yes"
     if first_of_arch:
         row["tilefuse_cold_compile_ms"] = summary["compile_ms"]
+        row["tilefuse_cold_compile_phases_ms"] = summary.get("compile_phases_ms", {})
     sess, row["ort_session_ms"] = ort_session(path, 2)
     ort_out = sess.run(None, feeds(work, entry))[0]
     row["err_fused_vs_ort"] = worst_relative(fused, ort_out)
@@ -202,6 +203,20 @@ def markdown(rows, threads):
     lines.append("")
     lines.append("x ORT = ORT's median / tilefuse's median (above 1: tilefuse is faster). Errors are worst "
                  "|difference| / largest |reference output|, fused mode.")
+    lines.append("")
+    lines.append("Where a cold compile goes (seconds, empty cache, first export of each architecture): "
+                 "support headers = writing the kernel header and precompiling it, and calibration = the "
+                 "hardware model, are once per cache; kernels = code generation, compiles and cache lookups; "
+                 "library calls = weight packing.")
+    lines.append("")
+    phases = ("plan", "support_headers", "calibration", "kernels", "library_calls")
+    lines.append("| model | exporter | total | " + " | ".join(p.replace("_", " ") for p in phases) + " |")
+    lines.append("|---|---|---|" + "---|" * len(phases))
+    for r in rows:
+        ph = r.get("tilefuse_cold_compile_phases_ms")
+        if ph:
+            lines.append(f"| {r['arch']} | {r['exporter']} | {r['tilefuse_cold_compile_ms'] / 1e3:.2f} | "
+                         + " | ".join(f"{ph.get(p, 0) / 1e3:.2f}" for p in phases) + " |")
     lines.append("")
     lines.append("Where the time goes (share of tilefuse's fused run by step kind, static exports, "
                  f"{t} threads):")

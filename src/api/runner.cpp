@@ -80,6 +80,7 @@ std::vector<Tensor> run_compiled(const Graph& graph, const BoundInputs& inputs, 
   driver::ExecutorCounters counters;
   driver::Executor executor(graph, executor_options(mode, options), counters);
   result.compile_ms = ms_since(start);
+  result.compile_phases_ms = counters.compile_phases_ms;
   start = std::chrono::steady_clock::now();
   std::vector<Tensor> tensors = executor.run(inputs.by_name());
   result.elapsed_ms = ms_since(start);

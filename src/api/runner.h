@@ -45,6 +45,7 @@ struct RunResult {
   std::vector<NamedTensor> outputs;  // in the graph's output order
   double elapsed_ms = 0;             // execution only (with the first run's tuning, if any), not compiling
   double compile_ms = 0;             // planning, code generation, compiling or cache lookups
+  std::map<std::string, double> compile_phases_ms;  // compile_ms by phase (driver::ExecutorCounters)
   // Events of the run by name (compiles, cache hits, ...); empty in reference mode.
   std::map<std::string, int64_t> counters;
 };

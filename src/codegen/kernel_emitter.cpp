@@ -359,8 +359,13 @@ class KernelEmitter {
       const std::string rows = k_.space.gathers.empty()
                                    ? "static_cast<float*>(scratch)"
                                    : "reinterpret_cast<float*>(static_cast<char*>(scratch) + tf::kGatherErrorBytes)";
-      for (const auto& [v, slot] : scratch_slot_) {
-        w_.line(fmt::format("float* __restrict s{} = {} + {} * scratch_row;  // row of {}", slot, rows, slot, var(v)));
+      // In slot order (slots follow node order): naming the values in the map's pointer order
+      // made the kernel text, and so its cache key, differ from one process to the next.
+      std::vector<const Value*> by_slot(scratch_slot_.size());
+      for (const auto& [v, slot] : scratch_slot_) by_slot[static_cast<size_t>(slot)] = v;
+      for (size_t slot = 0; slot < by_slot.size(); ++slot) {
+        w_.line(fmt::format("float* __restrict s{} = {} + {} * scratch_row;  // row of {}", slot, rows, slot,
+                            var(by_slot[slot])));
       }
     }
     emit_counts();

@@ -46,6 +46,10 @@ struct ExecutorCounters {
   std::atomic<int64_t> prepared_shapes{0};      // shapes held now (at most max_prepared_shapes)
   std::atomic<int64_t> evicted_shapes{0};       // shapes dropped, least recently run first
   std::atomic<int64_t> jit_buckets{0};          // jit kernels specialised to a shape bucket (kept for good)
+  // Wall milliseconds of building the executor, by phase: plan, support_headers (with the
+  // precompiled header, once per cache), calibration (once per cache), kernels (compiles and cache
+  // lookups), library_calls (weight packing, GEMM blocking tuning).
+  std::map<std::string, double> compile_phases_ms;
 };
 
 class Executor {

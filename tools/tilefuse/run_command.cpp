@@ -75,6 +75,7 @@ void print_json(const RunCommand& command, const api::BoundInputs& inputs,
   }
   json["elapsed_ms"] = result.elapsed_ms;
   json["compile_ms"] = result.compile_ms;
+  json["compile_phases_ms"] = result.compile_phases_ms;
   json["counters"] = nlohmann::json::object();
   for (const auto& [name, value] : result.counters) json["counters"][name] = value;
   std::cout << json.dump(2) << "\n";
