@@ -133,18 +133,7 @@ void Executable::run(const std::map<std::string, Tensor>& inputs, std::map<std::
 
 int64_t Executable::launches() const { return impl_->executor ? impl_->executor->launches() : 0; }
 
-std::map<std::string, int64_t> Executable::counters() const {
-  const driver::ExecutorCounters& c = impl_->counters;
-  return {{"compiles", c.cache.compiles.load()},
-          {"cache_hits", c.cache.cache_hits.load()},
-          {"rebuilds", c.cache.rebuilds.load()},
-          {"candidates_measured", c.tuning.candidates_measured.load()},
-          {"kernels_tuned", c.tuning.kernels_tuned.load()},
-          {"tuning_records_reused", c.tuning.records_reused.load()},
-          {"runs", c.runs.load()},
-          {"prepared_shapes", c.prepared_shapes.load()},
-          {"jit_buckets", c.jit_buckets.load()}};
-}
+std::map<std::string, int64_t> Executable::counters() const { return api::counter_values(impl_->counters); }
 
 Executable compile(const Model& model, const Options& options) {
   auto impl = std::make_shared<Executable::Impl>();

@@ -53,6 +53,19 @@ Mode parse_mode(std::string_view text) {
   fail_user("unknown mode '{}' (valid: {})", text, mode_choices());
 }
 
+std::map<std::string, int64_t> counter_values(const driver::ExecutorCounters& c) {
+  return {{"compiles", c.cache.compiles.load()},
+          {"cache_hits", c.cache.cache_hits.load()},
+          {"rebuilds", c.cache.rebuilds.load()},
+          {"candidates_measured", c.tuning.candidates_measured.load()},
+          {"kernels_tuned", c.tuning.kernels_tuned.load()},
+          {"tuning_records_reused", c.tuning.records_reused.load()},
+          {"packed_weight_bytes", c.packed_weight_bytes.load()},
+          {"prepared_shapes", c.prepared_shapes.load()},
+          {"jit_buckets", c.jit_buckets.load()},
+          {"runs", c.runs.load()}};
+}
+
 driver::ExecutorOptions executor_options(Mode mode, const ExecutionOptions& options) {
   driver::ExecutorOptions out;
   out.fuse = mode == Mode::fused;
@@ -84,16 +97,8 @@ std::vector<Tensor> run_compiled(const Graph& graph, const BoundInputs& inputs, 
   start = std::chrono::steady_clock::now();
   std::vector<Tensor> tensors = executor.run(inputs.by_name());
   result.elapsed_ms = ms_since(start);
-  result.counters = {{"compiles", counters.cache.compiles.load()},
-                     {"cache_hits", counters.cache.cache_hits.load()},
-                     {"rebuilds", counters.cache.rebuilds.load()},
-                     {"candidates_measured", counters.tuning.candidates_measured.load()},
-                     {"kernels_tuned", counters.tuning.kernels_tuned.load()},
-                     {"tuning_records_reused", counters.tuning.records_reused.load()},
-                     {"packed_weight_bytes", counters.packed_weight_bytes.load()},
-                     {"prepared_shapes", counters.prepared_shapes.load()},
-                     {"jit_buckets", counters.jit_buckets.load()},
-                     {"launches", executor.launches()}};
+  result.counters = counter_values(counters);
+  result.counters["launches"] = executor.launches();
   return tensors;
 }
 

@@ -54,6 +54,9 @@ struct RunResult {
 // bound); a disagreement is an InternalError.
 RunResult run_model(const Graph& graph, const BoundInputs& inputs, Mode mode, const ExecutionOptions& options = {});
 
+// The executor's counters by name: compiles, cache_hits, ..., runs (RunResult::counters, --json).
+std::map<std::string, int64_t> counter_values(const driver::ExecutorCounters& counters);
+
 // The executor options a fused/unfused run uses, environment applied and validated.
 driver::ExecutorOptions executor_options(Mode mode, const ExecutionOptions& options);
 
