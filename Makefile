@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 MODEL ?= examples/models/mlp_block.onnx
 PY ?= /usr/bin/python3
 
-.PHONY: setup configure build run test node-tests fuzz property-explore clean models bench-peers bench-real real-test-models bench-gemm
+.PHONY: setup configure build run test node-tests fuzz tsan property-explore clean models bench-peers bench-real real-test-models bench-gemm
 
 setup:
 	@bash scripts/setup.sh
@@ -71,8 +71,16 @@ fuzz: setup
 	build-fuzz/fuzz_onnx_loader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -artifact_prefix=build-fuzz/ build-fuzz/corpus
 	build-fuzz/fuzz_ir_executor -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=120 -artifact_prefix=build-fuzz/ build-fuzz/ir-corpus
 
+# The concurrency tests under ThreadSanitizer (build-tsan/): concurrent runs of one Executable
+# (with first-run tuning), the thread team, and the GEMM on it. Any report fails the run.
+tsan: setup
+	@cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILEFUSE_TSAN=ON > /dev/null
+	@cmake --build build-tsan --target api_tests runtime_tests -j $(JOBS)
+	TILEFUSE_LOG_LEVEL=warn TSAN_OPTIONS=halt_on_error=1 build-tsan/api_tests --gtest_filter='Executable.*'
+	TILEFUSE_LOG_LEVEL=warn TSAN_OPTIONS=halt_on_error=1 build-tsan/runtime_tests --gtest_filter='ThreadTeam*:MatMul*:Sgemm*'
+
 clean:
-	rm -rf $(BUILD_DIR) build-fuzz
+	rm -rf $(BUILD_DIR) build-fuzz build-tsan
 
 # Re-exports the tiny real-model test set (tests/models/real: each architecture of bench/real at
 # 2 layers / hidden 64, static from the TorchScript exporter and with dynamic batch/sequence from
