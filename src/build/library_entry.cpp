@@ -124,4 +124,11 @@ LibraryFile LibraryEntry::build(const std::string& source, const Toolchain& tool
   return {library_path(), sha256};
 }
 
+std::function<std::string(int fd)> sha256_matches(const std::string& expected_sha256, const std::string& path) {
+  return [expected_sha256, path](int fd) -> std::string {
+    if (sha256_fd_hex(fd, path) == expected_sha256) return "";
+    return "its sha256 differs from the one the cache recorded when it was built";
+  };
+}
+
 }  // namespace tilefuse::build

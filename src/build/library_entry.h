@@ -7,6 +7,7 @@
 // Not synchronised: callers hold the artifact's compile.lock while checking and building.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,10 @@ struct LibraryFile {
   std::string path;
   std::string sha256;
 };
+
+// The loader's check (runtime::DescriptorCheck) that a library's bytes, read through the
+// descriptor about to be loaded, hash to `expected_sha256`.
+std::function<std::string(int fd)> sha256_matches(const std::string& expected_sha256, const std::string& path);
 
 struct EntryCheck {
   enum class State { kMissing, kValid, kInvalid };

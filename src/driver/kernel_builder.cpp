@@ -47,7 +47,7 @@ BuiltKernel build_jit(const fusion::FusedKernel& kernel, const BuildContext& c) 
   build::ArtifactRequest request{kernel.name + "_" + short_hash(out.source.code), out.source.code,
                                  common_meta(c, out.path)};
   const build::LibraryFile file = c.cache.get_or_build(request, c.toolchain, c.cache_counters);
-  out.library = runtime::KernelLibrary::load(file.path, file.sha256);
+  out.library = runtime::KernelLibrary::load(file.path, build::sha256_matches(file.sha256, file.path));
   return out;
 }
 
@@ -74,7 +74,7 @@ std::shared_ptr<runtime::KernelLibrary> build_candidate(const fusion::FusedKerne
   if (!c.debug_dir.empty())
     dump_candidate_source(c.debug_dir, kernel.name, key, source, c.toolchain.include_dirs.back());
   if (source_out) *source_out = std::move(source);
-  return runtime::KernelLibrary::load(file.path, file.sha256);
+  return runtime::KernelLibrary::load(file.path, build::sha256_matches(file.sha256, file.path));
 }
 
 // A jit bucket whose winner is what the generic kernel has baked in runs the generic library.

@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "build/hashing.h"
 #include "ir/error.h"
 
 namespace tilefuse::runtime {
@@ -75,21 +74,21 @@ void* dlopen_descriptor(int fd, const std::string& path) {
 
 }  // namespace
 
-std::shared_ptr<KernelLibrary> KernelLibrary::load(const std::string& path, const std::string& expected_sha256) {
+std::shared_ptr<KernelLibrary> KernelLibrary::load(const std::string& path, const DescriptorCheck& check) {
   // Owned before anything can fail, so the destructor closes the handle on every error path.
   std::shared_ptr<KernelLibrary> library(new KernelLibrary());
   library->path_ = path;
   const int fd = open_checked(path);
-  std::string sha256;
+  std::string refused;
   try {
-    sha256 = build::sha256_fd_hex(fd, path);
+    if (check) refused = check(fd);
   } catch (...) {
     ::close(fd);
     throw;
   }
-  if (!expected_sha256.empty() && sha256 != expected_sha256) {
+  if (!refused.empty()) {
     ::close(fd);
-    fail_init(path, "its sha256 differs from the one the cache recorded when it was built");
+    fail_init(path, refused);
   }
   library->handle_ = dlopen_descriptor(fd, path);
   ::close(fd);

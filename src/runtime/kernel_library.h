@@ -1,6 +1,7 @@
 // A loaded generated kernel library (dlopen), its ABI checked against kernel_abi.h.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -8,16 +9,21 @@
 
 namespace tilefuse::runtime {
 
+// A check of a library's bytes through the descriptor that will be loaded: returns why the file
+// is refused, or "" to accept it. The cache's is build::sha256_matches (the hash it recorded when
+// it built the file); the runtime itself links no hashing library.
+using DescriptorCheck = std::function<std::string(int fd)>;
+
 class KernelLibrary {
  public:
   // Opens `path` once (O_NOFOLLOW: a planted symlink is refused), checks through that descriptor
-  // that it is a regular file owned by this user and writable by nobody else, hashes it through
-  // the same descriptor and compares with `expected_sha256` (what the cache recorded when it
-  // built the file; empty: no comparison), then dlopen()s that very descriptor (through a
-  // link to /proc/self/fd/N of a name used once): the bytes checked are the bytes loaded,
-  // whatever happens to the path meanwhile. Resolves the ABI symbols. Throws UserError "kernel <path> init failed: <why>" if
-  // a check fails, the file cannot be loaded, a symbol is missing or the ABI version differs.
-  static std::shared_ptr<KernelLibrary> load(const std::string& path, const std::string& expected_sha256 = "");
+  // that it is a regular file owned by this user and writable by nobody else, runs `check` (if
+  // any) on the same descriptor, then dlopen()s that very descriptor (through a link to
+  // /proc/self/fd/N of a name used once): the bytes checked are the bytes loaded, whatever
+  // happens to the path meanwhile. Resolves the ABI symbols. Throws UserError "kernel <path> init
+  // failed: <why>" if a check fails, the file cannot be loaded, a symbol is missing or the ABI
+  // version differs.
+  static std::shared_ptr<KernelLibrary> load(const std::string& path, const DescriptorCheck& check = nullptr);
   ~KernelLibrary();
   KernelLibrary(const KernelLibrary&) = delete;
   KernelLibrary& operator=(const KernelLibrary&) = delete;

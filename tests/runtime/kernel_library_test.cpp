@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "build/hashing.h"
+#include "build/library_entry.h"
 #include "ir/error.h"
 #include "runtime/thread_team.h"
 
@@ -74,7 +75,7 @@ class KernelLibraryTest : public ::testing::Test {
   static void expect_init_failure(const std::string& path, const std::string& reason,
                                   const std::string& expected_sha256 = "") {
     try {
-      KernelLibrary::load(path, expected_sha256);
+      KernelLibrary::load(path, expected_sha256.empty() ? nullptr : build::sha256_matches(expected_sha256, path));
       ADD_FAILURE() << path << " loaded";
     } catch (const UserError& error) {
       const std::string message = error.what();
@@ -174,7 +175,7 @@ TEST_F(KernelLibraryTest, LibraryWhoseBytesDifferFromTheRecordIsRefused) {
   const std::string path = (directory_ / "swapped.so").string();
   fs::copy_file(compiled("other", "TILEFUSE_KERNEL_ABI_VERSION", true, "3"), path, fs::copy_options::overwrite_existing);
   expect_init_failure(path, "sha256 differs", build::sha256_file_hex(compiled("good")));
-  EXPECT_EQ(value_at_one(*KernelLibrary::load(path, build::sha256_file_hex(path))), 4.0f);
+  EXPECT_EQ(value_at_one(*KernelLibrary::load(path, build::sha256_matches(build::sha256_file_hex(path), path))), 4.0f);
 }
 
 // Loading goes through /proc/self/fd/N, a name that a later library may get again once the
