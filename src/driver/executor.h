@@ -1,10 +1,9 @@
 // The executor runs a graph the fused (or unfused) way: it plans fusion, generates a C++ kernel
 // per fused group, gets each compiled through the on-disk cache (in parallel; static kernels with
-// their TopN tiling candidates, see kernel_builder.h), loads the libraries, and then runs the plan
-// step by step: generated kernels on the thread team, MatMul/Gemm through the BLAS, views as
-// aliases, anything else through the reference kernels. The first run tunes the kernels that
-// still have candidates to choose from, on that run's real data.
-// Intermediates live in one arena planned by liveness, prepared once per set of input shapes.
+// their TopN tiling candidates, see kernel_builder.h), loads the libraries and prepares the
+// library calls (packed weights). Running is runtime::StepRunner's (runtime/step_runner.h): step
+// by step on the thread team, one context per concurrent run of a shape. The first run tunes
+// the kernels that still have candidates to choose from, on that run's real data.
 #pragma once
 
 #include <map>
@@ -20,6 +19,7 @@
 #include "runtime/device_limit.h"
 #include "driver/kernel_builder.h"
 #include "runtime/step_profile.h"
+#include "runtime/step_runner.h"
 #include "tiling/hardware_model.h"
 
 namespace tilefuse::driver {
@@ -38,13 +38,10 @@ struct ExecutorOptions {
   size_t max_prepared_shapes = 16;
 };
 
-struct ExecutorCounters {
+struct ExecutorCounters : runtime::RunCounters {  // runs, prepared_shapes, evicted_shapes
   build::CacheCounters cache;
   TuningCounters tuning;
-  std::atomic<int64_t> runs{0};
   std::atomic<int64_t> packed_weight_bytes{0};  // weights packed for the GEMM engine when prepared
-  std::atomic<int64_t> prepared_shapes{0};      // shapes held now (at most max_prepared_shapes)
-  std::atomic<int64_t> evicted_shapes{0};       // shapes dropped, least recently run first
   std::atomic<int64_t> jit_buckets{0};          // jit kernels specialised to a shape bucket (kept for good)
   // Wall milliseconds of building the executor, by phase: plan, support_headers (with the
   // precompiled header, once per cache), calibration (once per cache), kernels (compiles and cache

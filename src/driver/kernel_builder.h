@@ -23,6 +23,7 @@
 #include "codegen/kernel_emitter.h"
 #include "driver/candidate_bench.h"
 #include "runtime/kernel_library.h"
+#include "runtime/step_runner.h"
 #include "tiling/compile_path.h"
 #include "tiling/hardware_model.h"
 #include "tiling/shape_bucket.h"
@@ -55,20 +56,17 @@ struct TuningSummary {
   tune::AutotuneResult result;
 };
 
-struct BuiltKernel {
+// What runs (runtime::StepKernel: the library, null while TopN candidates await tuning; the
+// candidates' libraries; block_dim, 0 for jit) and what it was built from.
+struct BuiltKernel : runtime::StepKernel {
   codegen::KernelSource source;  // buffers and symbols (the same for every variant)
   tiling::CompilePath path = tiling::CompilePath::Jit;
-  std::shared_ptr<runtime::KernelLibrary> library;  // what runs; null while TopN candidates await tuning
-  int block_dim = 0;                                // workers per launch; 0 = every worker (jit)
   std::string tiling_repr;                          // of what runs ("jit": the generic kernel)
   tiling::KernelTiling jit_tiling;                  // jit: what the generic kernel has baked in
   // Static kernels: the cache entry; TopN before tuning: the candidates and their libraries.
   std::unique_ptr<build::StaticKernelStore> store;
   std::vector<tiling::TilingCandidate> candidates;
-  std::vector<std::shared_ptr<runtime::KernelLibrary>> candidate_libraries;
   std::optional<TuningSummary> tuning;  // set by tune_kernel when this process measured
-
-  bool needs_tuning() const { return library == nullptr; }
 };
 
 // `kernel` is named structurally (no model-specific index). Thread-safe for distinct kernels.

@@ -1,0 +1,559 @@
+#include "runtime/step_runner.h"
+
+#include <algorithm>
+#include <cstring>
+#include <list>
+#include <mutex>
+#include <shared_mutex>
+
+#include "fusion/execution_plan.h"
+#include "ir/checked_size.h"
+#include "ir/error.h"
+#include "reference/interpreter.h"
+#include "runtime/memory_planner.h"
+#include "runtime/shape_only_values.h"
+
+namespace tilefuse::runtime {
+
+namespace {
+
+// Where each value's bytes are during a run: constants, the arena and shape-only values are
+// bound once per context, graph inputs and outputs on every run.
+struct Bound {
+  std::map<const Value*, void*> data;
+};
+
+// Buffers and launch parameters for one set of input shapes, used by one run at a time:
+// concurrent runs of the same shapes each check out a context of their own.
+struct Prepared {
+  bool in_use = false;  // checked out by a run (guarded by Impl::pool_mutex)
+  SymbolBindings bindings;
+  std::map<const Value*, std::vector<int64_t>> shapes;
+  std::map<const Value*, size_t> arena_offset;  // intermediates
+  ShapeOnlyValues shape_only_values;            // results of the shape-only steps, for these shapes
+  Arena arena;
+  Bound bound;
+  std::vector<bool> writes_output;                   // per graph output: its producer writes the caller's buffer
+  std::vector<StepKernel*> kernels;                  // per step: what runs (a jit kernel's bucket); null for others
+  std::vector<std::vector<int64_t>> kernel_symbols;  // per step (empty for non-kernels)
+  std::vector<int64_t> kernel_blocks;                // per step, for the library in block_library
+  std::vector<const KernelLibrary*> block_library;   // per step: the library kernel_blocks was split for
+  std::vector<std::vector<void*>> kernel_buffers;    // per step: the `buffers` argument
+  std::vector<std::vector<Tensor>> call_inputs;      // per library-call step: views kept across runs
+  std::vector<std::vector<Tensor>> call_outputs;
+  size_t scratch_bytes = 0;
+  std::vector<Arena> scratch;                        // one per worker
+};
+
+// The contexts prepared for one set of input shapes.
+struct ShapeEntry {
+  std::vector<std::vector<int64_t>> input_dims;  // per graph input
+  std::vector<std::unique_ptr<Prepared>> contexts;
+};
+
+}  // namespace
+
+struct StepRunner::Impl {
+  const Graph& graph;
+  const fusion::FusionPlan& plan;
+  const std::vector<KernelStep> kernel_steps;
+  const std::vector<std::unique_ptr<LibraryCall>>& library_calls;
+  const std::vector<bool> shape_only;  // per step: computed when shapes are prepared, not run
+  ThreadTeam& team;
+  KernelProvider& provider;
+  const RunOptions options;
+  RunCounters& counters;
+  std::map<const Value*, const Value*> alias_of;  // view outputs -> the value whose bytes they are
+  // Runs check contexts out of `shapes` under pool_mutex. They run under a shared tuning_mutex,
+  // or alone under an exclusive one while a kernel they launch is still to be tuned (tuning
+  // replaces kernels' libraries) or a profile is recorded.
+  std::list<ShapeEntry> shapes;  // most recently run first
+  std::mutex pool_mutex;
+  std::shared_mutex tuning_mutex;
+  std::unique_ptr<std::mutex[]> call_mutex;  // per step: a library call keeps scratch between runs
+
+  Impl(const Graph& g, const fusion::FusionPlan& p, std::vector<KernelStep> k,
+       const std::vector<std::unique_ptr<LibraryCall>>& calls, std::vector<bool> only, ThreadTeam& t,
+       KernelProvider& kp, const RunOptions& o, RunCounters& c)
+      : graph(g), plan(p), kernel_steps(std::move(k)), library_calls(calls), shape_only(std::move(only)), team(t),
+        provider(kp), options(o), counters(c), call_mutex(std::make_unique<std::mutex[]>(p.steps.size())) {
+    for (const auto& step : plan.steps) {
+      if (step.kind == fusion::StepKind::View) alias_of[step.node->outputs[0]] = root(step.node->input(0));
+    }
+  }
+
+  const Value* root(const Value* v) const {
+    auto it = alias_of.find(v);
+    return it == alias_of.end() ? v : it->second;
+  }
+
+  // ---- preparing buffers for a set of symbol values ----
+
+  SymbolBindings bind_symbols(const std::map<std::string, Tensor>& inputs) const {
+    SymbolBindings b;
+    for (const Value* in : graph.inputs()) {
+      const Tensor& t = inputs.at(in->name);
+      for (size_t d = 0; d < in->shape.size(); ++d) {
+        if (in->shape[d].is_symbol()) b[in->shape[d].name()] = t.shape()[d];
+      }
+    }
+    return b;
+  }
+
+  std::vector<int64_t> concrete(const Value* v, const SymbolBindings& b) const {
+    std::vector<int64_t> dims;
+    for (const Dim& d : v->shape) {
+      for (const auto& s : d.symbols()) {
+        if (!b.count(s)) {
+          // Name the op: a data-dependent shape (NonZero, or a shape operand computed from data).
+          std::string origin = v->producer ? fmt::format(", output of {},", v->producer->describe()) : "";
+          fail_user(
+              "tensor '{}'{} has shape {} whose symbol '{}' is not fixed by any input: its size depends on "
+              "tensor data, and fused execution plans every buffer from the input shapes (use --mode reference)",
+              v->name, origin, shape_to_string(v->shape), s);
+        }
+      }
+      try {
+        dims.push_back(d.evaluate(b));
+      } catch (const UserError& error) {
+        fail_user("tensor '{}' of shape {}: {}", v->name, shape_to_string(v->shape), error.what());
+      }
+    }
+    return dims;
+  }
+
+  static size_t value_bytes(const Value* v, const std::vector<int64_t>& dims) {
+    return checked_nbytes(v->dtype, dims, fmt::format("tensor '{}'", v->name));
+  }
+
+  bool is_graph_io(const Value* v) const {
+    const auto& ins = graph.inputs();
+    const auto& outs = graph.outputs();
+    return v->constant || std::find(ins.begin(), ins.end(), v) != ins.end() ||
+           std::find(outs.begin(), outs.end(), v) != outs.end();
+  }
+
+  std::vector<const Value*> step_outputs(const fusion::PlanStep& step) const {
+    if (step.kind == fusion::StepKind::Kernel) return {step.kernel.outputs.begin(), step.kernel.outputs.end()};
+    return {step.node->outputs.begin(), step.node->outputs.end()};
+  }
+
+  std::vector<const Value*> step_inputs(const fusion::PlanStep& step) const {
+    if (step.kind == fusion::StepKind::Kernel) return {step.kernel.inputs.begin(), step.kernel.inputs.end()};
+    std::vector<Value*> data = fusion::data_inputs(*step.node);
+    return {data.begin(), data.end()};
+  }
+
+  static bool same_dims(const std::vector<std::vector<int64_t>>& dims, const std::vector<Value*>& graph_inputs,
+                        const std::map<std::string, Tensor>& inputs) {
+    for (size_t j = 0; j < graph_inputs.size(); ++j) {
+      auto it = inputs.find(graph_inputs[j]->name);
+      if (it == inputs.end() || it->second.shape() != dims[j]) return false;
+    }
+    return true;
+  }
+
+  // A context for these inputs' shapes that no other run is using: a free one if there is one,
+  // else a new one (the least recently run shapes are forgotten beyond max_prepared_shapes).
+  Prepared& check_out(const std::map<std::string, Tensor>& inputs) {
+    std::lock_guard lock(pool_mutex);
+    for (auto it = shapes.begin(); it != shapes.end(); ++it) {
+      if (!same_dims(it->input_dims, graph.inputs(), inputs)) continue;
+      shapes.splice(shapes.begin(), shapes, it);
+      for (auto& context : it->contexts) {
+        if (!context->in_use) {
+          context->in_use = true;
+          return *context;
+        }
+      }
+      return add_context(*it, it->contexts.front()->bindings);
+    }
+    const SymbolBindings b = bind_symbols(inputs);
+    graph.check_assumptions(b);
+    forget_old_shapes();
+    ShapeEntry entry;
+    for (const Value* in : graph.inputs()) entry.input_dims.push_back(inputs.at(in->name).shape());
+    shapes.push_front(std::move(entry));
+    try {
+      return add_context(shapes.front(), b);
+    } catch (...) {
+      shapes.pop_front();
+      throw;
+    }
+  }
+
+  void check_in(Prepared& p) {
+    std::lock_guard lock(pool_mutex);
+    p.in_use = false;
+  }
+
+  void forget_old_shapes() {
+    const size_t keep = std::max<size_t>(1, options.max_prepared_shapes);
+    for (auto it = shapes.end(); shapes.size() >= keep && it != shapes.begin();) {
+      --it;
+      const bool busy = std::any_of(it->contexts.begin(), it->contexts.end(), [](const auto& c) { return c->in_use; });
+      if (busy) continue;
+      it = shapes.erase(it);
+      ++counters.evicted_shapes;
+    }
+  }
+
+  Prepared& add_context(ShapeEntry& entry, const SymbolBindings& b) {
+    entry.contexts.push_back(prepare(b));
+    counters.prepared_shapes = static_cast<int64_t>(shapes.size());
+    Prepared& p = *entry.contexts.back();
+    p.in_use = true;
+    return p;
+  }
+
+  std::unique_ptr<Prepared> prepare(const SymbolBindings& b) {
+    auto context = std::make_unique<Prepared>();
+    Prepared& p = *context;
+    p.bindings = b;
+    for (const auto& step : plan.steps) {
+      for (const Value* v : step_inputs(step)) p.shapes[v] = concrete(v, b);
+      for (const Value* v : step_outputs(step)) p.shapes[v] = concrete(v, b);
+    }
+    for (const Value* v : graph.outputs()) p.shapes[v] = concrete(v, b);
+    p.shape_only_values =
+        compute_shape_only_values(plan, shape_only, p.shapes, [this](const Value* v) { return root(v); });
+    place_intermediates(p);
+    bind_fixed(p);
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      std::vector<int64_t> syms;
+      if (plan.steps[i].kind == fusion::StepKind::Kernel) {
+        for (const auto& s : kernel_steps[i].symbols) syms.push_back(b.at(s));
+      }
+      p.kernel_symbols.push_back(std::move(syms));
+    }
+    p.kernels = provider.kernels_for(p.kernel_symbols);
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      if (const StepKernel* k = p.kernels[i]) {
+        const int64_t* syms = p.kernel_symbols[i].data();
+        for (const auto& lib : k->library ? std::vector{k->library} : k->candidate_libraries) {
+          p.scratch_bytes = std::max(p.scratch_bytes, lib->scratch_bytes(syms));
+        }
+      }
+      p.kernel_buffers.emplace_back().reserve(kernel_steps[i].buffers.size());
+    }
+    p.kernel_blocks.assign(plan.steps.size(), 0);
+    p.block_library.assign(plan.steps.size(), nullptr);
+    p.call_inputs.resize(plan.steps.size());
+    p.call_outputs.resize(plan.steps.size());
+    for (int w = 0; w < team.size(); ++w) p.scratch.emplace_back(std::max<size_t>(p.scratch_bytes, 64));
+    return context;
+  }
+
+  // Every value that is not a graph input/output/constant and not a view gets arena space for
+  // its lifetime: from the step writing it to the last step reading it (or a view of it). A value
+  // whose view is a graph output is read once more after the last step, when the outputs are
+  // copied out, so it lives to the end: no later step may reuse its bytes.
+  void place_intermediates(Prepared& p) {
+    std::map<const Value*, BufferRequest> lifetimes;
+    const int end_of_run = static_cast<int>(plan.steps.size());
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const auto& step = plan.steps[i];
+      if (step.kind == fusion::StepKind::View || shape_only[i]) continue;
+      int s = static_cast<int>(i);
+      for (const Value* out : step_outputs(step)) {
+        if (is_graph_io(out)) continue;
+        lifetimes[out] = {value_bytes(out, p.shapes.at(out)), s, s};
+      }
+      for (const Value* in : step_inputs(step)) {
+        auto it = lifetimes.find(root(in));
+        if (it != lifetimes.end()) it->second.last_step = s;
+      }
+    }
+    for (const Value* out : graph.outputs()) {
+      auto it = lifetimes.find(root(out));
+      if (it != lifetimes.end()) it->second.last_step = end_of_run;
+    }
+    std::vector<const Value*> order;
+    std::vector<BufferRequest> requests;
+    for (const auto& [v, r] : lifetimes) {
+      order.push_back(v);
+      requests.push_back(r);
+    }
+    MemoryPlan mp = plan_memory(requests);
+    try {
+      p.arena = Arena(std::max<size_t>(mp.arena_bytes, 64));
+    } catch (const UserError& error) {
+      // Name the tensor that asks the most, so a user can tell which shape is to blame.
+      if (order.empty()) throw;
+      size_t largest = 0;
+      for (size_t i = 1; i < requests.size(); ++i) largest = requests[i].bytes > requests[largest].bytes ? i : largest;
+      fail_user("{} (its largest tensor is '{}' of shape {}: {} bytes)", error.what(), order[largest]->name,
+                dims_to_string(p.shapes.at(order[largest])), requests[largest].bytes);
+    }
+    for (size_t i = 0; i < order.size(); ++i) p.arena_offset[order[i]] = mp.offsets[i];
+  }
+
+  // ---- running ----
+
+  void* data_of(const Bound& bound, const Value* v) const {
+    auto it = bound.data.find(root(v));
+    if (it == bound.data.end()) fail_internal("executor: no buffer for '{}'", v->name);
+    return it->second;
+  }
+
+  Tensor view_of(const Bound& bound, const Prepared& p, const Value* v) const {
+    return Tensor::view(v->dtype, p.shapes.at(v), data_of(bound, v));
+  }
+
+  static bool overlaps(const Tensor& a, const Tensor& b) {
+    const auto* a0 = static_cast<const uint8_t*>(a.raw());
+    const auto* b0 = static_cast<const uint8_t*>(b.raw());
+    return a.nbytes() > 0 && b.nbytes() > 0 && a0 < b0 + b.nbytes() && b0 < a0 + a.nbytes();
+  }
+
+  static bool overlaps_inputs_or_outputs(const Tensor& out, const std::map<std::string, Tensor>& inputs,
+                                         const std::vector<Tensor>& outputs, size_t index) {
+    for (const auto& [name, in] : inputs) {
+      if (overlaps(out, in)) return true;
+    }
+    for (size_t j = 0; j < index; ++j) {
+      if (outputs[j].defined() && overlaps(out, outputs[j])) return true;
+    }
+    return false;
+  }
+
+  // The bytes that stay put for a context's life: constants, the arena, the shape-only values.
+  void bind_fixed(Prepared& p) const {
+    for (const Value* v : graph.values()) {
+      if (v->constant) p.bound.data[v] = const_cast<void*>(v->constant->raw());
+    }
+    for (const auto& [v, offset] : p.arena_offset) p.bound.data[v] = p.arena.data() + offset;
+    for (const auto& [v, t] : p.shape_only_values) p.bound.data[v] = const_cast<void*>(t.raw());
+    // A graph output that is a view, an input, a constant or a shape-only value is copied at the
+    // end instead of written in place.
+    for (const Value* out : graph.outputs()) {
+      p.writes_output.push_back(out->producer != nullptr && !alias_of.count(out) && !p.bound.data.count(out));
+    }
+  }
+
+  // The bytes that may move between runs: the caller's inputs and outputs. Rebinding existing
+  // keys allocates nothing.
+  void bind_run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs, Prepared& p) const {
+    for (const Value* in : graph.inputs()) p.bound.data[in] = const_cast<void*>(inputs.at(in->name).raw());
+    const auto& outs = graph.outputs();
+    outputs.resize(outs.size());
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const auto& shape = p.shapes.at(outs[i]);
+      // A caller's buffer that shares bytes with an input or an earlier output would be written
+      // while still being read (or written twice): such an output gets its own tensor instead.
+      const bool aliased = outputs[i].defined() && overlaps_inputs_or_outputs(outputs[i], inputs, outputs, i);
+      if (aliased || !outputs[i].defined() || outputs[i].dtype() != outs[i]->dtype || outputs[i].shape() != shape) {
+        value_bytes(outs[i], shape);  // names the output if its size overflows
+        outputs[i] = Tensor(outs[i]->dtype, shape);
+      }
+      if (p.writes_output[i]) p.bound.data[outs[i]] = outputs[i].raw();
+    }
+  }
+
+  // The first launch of a kernel that still has TopN candidates measures them on this run's data.
+  void tune_step(size_t i, Prepared& p) {
+    std::vector<Tensor> views;
+    for (const Value* v : kernel_steps[i].buffers) views.push_back(view_of(p.bound, p, v));
+    provider.tune(i, *p.kernels[i], views, p.kernel_symbols[i]);
+  }
+
+  void run_kernel_step(size_t i, Prepared& p) {
+    const Bound& bound = p.bound;
+    StepKernel& k = *p.kernels[i];
+    if (k.needs_tuning()) tune_step(i, p);
+    // The pointer array is reused across runs: only user inputs/outputs can move between runs.
+    std::vector<void*>& buffers = p.kernel_buffers[i];
+    buffers.clear();
+    for (const Value* v : kernel_steps[i].buffers) buffers.push_back(data_of(bound, v));
+    const KernelLibrary& lib = *k.library;
+    const int64_t* syms = p.kernel_symbols[i].data();
+    const int64_t workers = team.size();
+    if (p.block_library[i] != &lib) {  // the first run, or tuning chose another library
+      p.kernel_blocks[i] = lib.num_blocks(syms, workers);
+      p.block_library[i] = &lib;
+    }
+    StepProfile* profile = options.profile;
+    const auto& gathers = plan.steps[i].kernel.space.gathers;
+    if (!gathers.empty()) {
+      for (Arena& scratch : p.scratch) std::memset(scratch.data(), 0, 2 * sizeof(int64_t));
+    }
+    team.run(
+        p.kernel_blocks[i],
+        [&](int worker, int64_t first, int64_t end) {
+          const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
+          lib.run_blocks(buffers.data(), syms, workers, first, end, p.scratch[worker].data());
+          if (profile) profile->record(static_cast<int64_t>(i), worker, start, StepProfile::Clock::now());
+        },
+        k.block_dim);
+    if (!gathers.empty()) check_gathers(gathers, p);
+  }
+
+  // A kernel's gathers record an index out of range at the start of the worker's scratch
+  // (tilefuse_kernel.h: load_gathered); the first one found is reported.
+  void check_gathers(const std::vector<std::pair<const Value*, fusion::GatherLoad>>& gathers, const Prepared& p) const {
+    for (const Arena& scratch : p.scratch) {
+      const auto* error = reinterpret_cast<const int64_t*>(scratch.data());
+      if (error[0] <= 0 || error[0] > static_cast<int64_t>(gathers.size())) continue;
+      const auto& [value, g] = gathers[static_cast<size_t>(error[0] - 1)];
+      const int64_t n = p.shapes.at(g.data)[static_cast<size_t>(g.axis)];
+      fail_user("{}: index {} is out of range for axis {} of size {} (allowed [{}, {}])", value->producer->describe(),
+                error[1], g.axis, n, -n, n - 1);
+    }
+  }
+
+  // A view of `v` for a library call, kept across runs: remade only when the bytes moved (a
+  // caller's new input or output buffer).
+  void refresh_view(Tensor& view, const Value* v, const Prepared& p) const {
+    void* data = data_of(p.bound, v);
+    if (!view.defined() || view.raw() != data) view = Tensor::view(v->dtype, p.shapes.at(v), data);
+  }
+
+  void run_library_call(size_t i, Prepared& p) {
+    const Node& node = *plan.steps[i].node;
+    std::vector<Tensor>& ins = p.call_inputs[i];
+    std::vector<Tensor>& outs = p.call_outputs[i];
+    ins.resize(node.inputs.size());
+    outs.resize(node.outputs.size());
+    for (size_t j = 0; j < node.inputs.size(); ++j) {
+      const Value* v = node.inputs[j];
+      if (v == nullptr) continue;
+      if (v->constant) {
+        if (!ins[j].defined()) ins[j] = *v->constant;
+      } else {
+        refresh_view(ins[j], v, p);
+      }
+    }
+    for (size_t j = 0; j < node.outputs.size(); ++j) {
+      if (p.bound.data.count(node.outputs[j])) refresh_view(outs[j], node.outputs[j], p);  // else an unused output
+    }
+    std::lock_guard lock(call_mutex[i]);
+    library_calls[i]->run(team, ins, outs);
+  }
+
+  void run_node_step(size_t i, Prepared& p) {
+    if (library_calls[i] != nullptr) return run_library_call(i, p);
+    const Bound& bound = p.bound;
+    const Node& node = *plan.steps[i].node;
+    std::vector<Tensor> ins;
+    for (const Value* v : node.inputs) {
+      // Shape operands of reductions are constants; everything else was bound for this run.
+      ins.push_back(v == nullptr ? Tensor() : v->constant ? *v->constant : view_of(bound, p, v));
+    }
+    std::vector<Tensor> results = reference::evaluate_node(node, ins);
+    for (size_t o = 0; o < node.outputs.size() && o < results.size(); ++o) {
+      if (!bound.data.count(node.outputs[o])) continue;  // an unused optional output
+      if (results[o].shape() != p.shapes.at(node.outputs[o])) {
+        fail_user("{}: output '{}' has shape {} at run time, but {} was planned", node.describe(),
+                  node.outputs[o]->name, dims_to_string(results[o].shape()),
+                  dims_to_string(p.shapes.at(node.outputs[o])));
+      }
+      std::memcpy(data_of(bound, node.outputs[o]), results[o].raw(), results[o].nbytes());
+    }
+  }
+
+  // ---- profiling (only with options.profile) ----
+
+  double step_flops(const fusion::PlanStep& step, const Prepared& p) const {
+    if (step.kind == fusion::StepKind::Kernel) {
+      const auto& out = p.shapes.at(step.kernel.outputs.front());
+      return static_cast<double>(product(out)) * static_cast<double>(step.kernel.nodes.size());
+    }
+    const Node& n = *step.node;
+    const bool conv = n.op == "Conv" || n.op == "FusedConv";
+    if (n.op != "MatMul" && n.op != "FusedMatMul" && n.op != "Gemm" && !conv) return 0;
+    const double outputs = static_cast<double>(product(p.shapes.at(n.outputs[0])));
+    const auto& w = p.shapes.at(n.input(1));
+    if (conv) return 2 * outputs * static_cast<double>(product(w) / w[0]);  // per output: C/g * kernel MACs
+    const auto& a = p.shapes.at(n.input(0));
+    const bool ta = n.op == "Gemm" && n.attr_int("transA", 0) != 0;
+    return 2 * outputs * static_cast<double>(ta ? a[a.size() - 2] : a.back());
+  }
+
+  void describe_steps(StepProfile& profile, const Prepared& p) const {
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const auto& step = plan.steps[i];
+      ProfiledStep s;
+      for (const Value* v : step_inputs(step)) s.bytes += static_cast<int64_t>(value_bytes(v, p.shapes.at(v)));
+      for (const Value* v : step_outputs(step)) s.bytes += static_cast<int64_t>(value_bytes(v, p.shapes.at(v)));
+      if (step.kind == fusion::StepKind::Kernel) {
+        s.name = step.kernel.name, s.kind = "kernel";
+        for (const Node* n : step.kernel.nodes) s.ops += (s.ops.empty() ? "" : " ") + n->op;
+      } else {
+        s.name = step.node->name.empty() ? step.node->op : step.node->name;
+        s.ops = step.node->op;
+        const bool library = library_calls[i] != nullptr;  // runtime code, not the reference kernels
+        s.kind = step.kind == fusion::StepKind::View ? "view"
+                 : shape_only[i]                     ? "per-shape"
+                 : library                           ? "library"
+                                                     : "host";
+      }
+      s.flops = step.kind == fusion::StepKind::View ? 0 : step_flops(step, p);
+      profile.steps.push_back(std::move(s));
+    }
+    profile.steps.push_back({"outputs", "copy", "copy of outputs that are views, inputs or constants", 0, 0});
+  }
+
+  bool needs_tuning(const Prepared& p) const {
+    return std::any_of(p.kernels.begin(), p.kernels.end(), [](const StepKernel* k) { return k && k->needs_tuning(); });
+  }
+
+  void run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs) {
+    std::shared_lock shared(tuning_mutex);
+    Prepared& p = check_out(inputs);
+    struct CheckIn {
+      Impl& impl;
+      Prepared& p;
+      ~CheckIn() { impl.check_in(p); }
+    } check_in_at_exit{*this, p};
+    std::unique_lock<std::shared_mutex> alone;
+    if (options.profile || needs_tuning(p)) {
+      shared.unlock();
+      alone = std::unique_lock(tuning_mutex);
+    }
+    run_steps(inputs, outputs, p);
+  }
+
+  void run_steps(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs, Prepared& p) {
+    bind_run(inputs, outputs, p);
+    StepProfile* profile = options.profile;
+    if (profile) {
+      if (profile->steps.empty()) describe_steps(*profile, p);
+      profile->begin_run();
+    }
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const auto& step = plan.steps[i];
+      if (step.kind == fusion::StepKind::View || shape_only[i]) continue;
+      if (step.kind == fusion::StepKind::Kernel) {
+        run_kernel_step(i, p);
+        continue;
+      }
+      const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
+      run_node_step(i, p);
+      if (profile) profile->record(static_cast<int64_t>(i), 0, start, StepProfile::Clock::now());
+    }
+    const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
+    const auto& outs = graph.outputs();
+    bool copied = false;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      void* src = data_of(p.bound, outs[i]);
+      if (src != outputs[i].raw()) std::memcpy(outputs[i].raw(), src, outputs[i].nbytes()), copied = true;
+    }
+    if (profile && copied)
+      profile->record(static_cast<int64_t>(plan.steps.size()), 0, start, StepProfile::Clock::now());
+    ++counters.runs;
+  }
+};
+
+StepRunner::StepRunner(const Graph& graph, const fusion::FusionPlan& plan, std::vector<KernelStep> kernel_steps,
+                       const std::vector<std::unique_ptr<LibraryCall>>& library_calls, std::vector<bool> shape_only,
+                       ThreadTeam& team, KernelProvider& provider, const RunOptions& options, RunCounters& counters)
+    : impl_(std::make_unique<Impl>(graph, plan, std::move(kernel_steps), library_calls, std::move(shape_only), team,
+                                   provider, options, counters)) {}
+
+StepRunner::~StepRunner() = default;
+
+void StepRunner::run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs) {
+  impl_->run(inputs, outputs);
+}
+
+}  // namespace tilefuse::runtime
