@@ -17,12 +17,6 @@ namespace tilefuse::runtime {
 
 namespace {
 
-// Where each value's bytes are during a run: constants, the arena and shape-only values are
-// bound once per context, graph inputs and outputs on every run.
-struct Bound {
-  std::map<const Value*, void*> data;
-};
-
 // Buffers and launch parameters for one set of input shapes, used by one run at a time:
 // concurrent runs of the same shapes each check out a context of their own.
 struct Prepared {
@@ -32,7 +26,9 @@ struct Prepared {
   std::map<const Value*, size_t> arena_offset;  // intermediates
   ShapeOnlyValues shape_only_values;            // results of the shape-only steps, for these shapes
   Arena arena;
-  Bound bound;
+  // Where each value's bytes are during a run: constants, the arena and shape-only values are
+  // bound once per context, graph inputs and outputs on every run.
+  std::map<const Value*, void*> bound;
   std::vector<bool> writes_output;                   // per graph output: its producer writes the caller's buffer
   std::vector<StepKernel*> kernels;                  // per step: what runs (a jit kernel's bucket); null for others
   std::vector<std::vector<int64_t>> kernel_symbols;  // per step (empty for non-kernels)
@@ -290,14 +286,14 @@ struct StepRunner::Impl {
 
   // ---- running ----
 
-  void* data_of(const Bound& bound, const Value* v) const {
-    auto it = bound.data.find(root(v));
-    if (it == bound.data.end()) fail_internal("executor: no buffer for '{}'", v->name);
+  void* data_of(const Prepared& p, const Value* v) const {
+    auto it = p.bound.find(root(v));
+    if (it == p.bound.end()) fail_internal("executor: no buffer for '{}'", v->name);
     return it->second;
   }
 
-  Tensor view_of(const Bound& bound, const Prepared& p, const Value* v) const {
-    return Tensor::view(v->dtype, p.shapes.at(v), data_of(bound, v));
+  Tensor view_of(const Prepared& p, const Value* v) const {
+    return Tensor::view(v->dtype, p.shapes.at(v), data_of(p, v));
   }
 
   static bool overlaps(const Tensor& a, const Tensor& b) {
@@ -320,21 +316,21 @@ struct StepRunner::Impl {
   // The bytes that stay put for a context's life: constants, the arena, the shape-only values.
   void bind_fixed(Prepared& p) const {
     for (const Value* v : graph.values()) {
-      if (v->constant) p.bound.data[v] = const_cast<void*>(v->constant->raw());
+      if (v->constant) p.bound[v] = const_cast<void*>(v->constant->raw());
     }
-    for (const auto& [v, offset] : p.arena_offset) p.bound.data[v] = p.arena.data() + offset;
-    for (const auto& [v, t] : p.shape_only_values) p.bound.data[v] = const_cast<void*>(t.raw());
+    for (const auto& [v, offset] : p.arena_offset) p.bound[v] = p.arena.data() + offset;
+    for (const auto& [v, t] : p.shape_only_values) p.bound[v] = const_cast<void*>(t.raw());
     // A graph output that is a view, an input, a constant or a shape-only value is copied at the
     // end instead of written in place.
     for (const Value* out : graph.outputs()) {
-      p.writes_output.push_back(out->producer != nullptr && !alias_of.count(out) && !p.bound.data.count(out));
+      p.writes_output.push_back(out->producer != nullptr && !alias_of.count(out) && !p.bound.count(out));
     }
   }
 
   // The bytes that may move between runs: the caller's inputs and outputs. Rebinding existing
   // keys allocates nothing.
   void bind_run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs, Prepared& p) const {
-    for (const Value* in : graph.inputs()) p.bound.data[in] = const_cast<void*>(inputs.at(in->name).raw());
+    for (const Value* in : graph.inputs()) p.bound[in] = const_cast<void*>(inputs.at(in->name).raw());
     const auto& outs = graph.outputs();
     outputs.resize(outs.size());
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -346,25 +342,24 @@ struct StepRunner::Impl {
         value_bytes(outs[i], shape);  // names the output if its size overflows
         outputs[i] = Tensor(outs[i]->dtype, shape);
       }
-      if (p.writes_output[i]) p.bound.data[outs[i]] = outputs[i].raw();
+      if (p.writes_output[i]) p.bound[outs[i]] = outputs[i].raw();
     }
   }
 
   // The first launch of a kernel that still has TopN candidates measures them on this run's data.
   void tune_step(size_t i, Prepared& p) {
     std::vector<Tensor> views;
-    for (const Value* v : kernel_steps[i].buffers) views.push_back(view_of(p.bound, p, v));
+    for (const Value* v : kernel_steps[i].buffers) views.push_back(view_of(p, v));
     provider.tune(i, *p.kernels[i], views, p.kernel_symbols[i]);
   }
 
   void run_kernel_step(size_t i, Prepared& p) {
-    const Bound& bound = p.bound;
     StepKernel& k = *p.kernels[i];
     if (k.needs_tuning()) tune_step(i, p);
     // The pointer array is reused across runs: only user inputs/outputs can move between runs.
     std::vector<void*>& buffers = p.kernel_buffers[i];
     buffers.clear();
-    for (const Value* v : kernel_steps[i].buffers) buffers.push_back(data_of(bound, v));
+    for (const Value* v : kernel_steps[i].buffers) buffers.push_back(data_of(p, v));
     const KernelLibrary& lib = *k.library;
     const int64_t* syms = p.kernel_symbols[i].data();
     const int64_t workers = team.size();
@@ -404,7 +399,7 @@ struct StepRunner::Impl {
   // A view of `v` for a library call, kept across runs: remade only when the bytes moved (a
   // caller's new input or output buffer).
   void refresh_view(Tensor& view, const Value* v, const Prepared& p) const {
-    void* data = data_of(p.bound, v);
+    void* data = data_of(p, v);
     if (!view.defined() || view.raw() != data) view = Tensor::view(v->dtype, p.shapes.at(v), data);
   }
 
@@ -424,7 +419,7 @@ struct StepRunner::Impl {
       }
     }
     for (size_t j = 0; j < node.outputs.size(); ++j) {
-      if (p.bound.data.count(node.outputs[j])) refresh_view(outs[j], node.outputs[j], p);  // else an unused output
+      if (p.bound.count(node.outputs[j])) refresh_view(outs[j], node.outputs[j], p);  // else an unused output
     }
     std::lock_guard lock(call_mutex[i]);
     library_calls[i]->run(team, ins, outs);
@@ -432,22 +427,21 @@ struct StepRunner::Impl {
 
   void run_node_step(size_t i, Prepared& p) {
     if (library_calls[i] != nullptr) return run_library_call(i, p);
-    const Bound& bound = p.bound;
     const Node& node = *plan.steps[i].node;
     std::vector<Tensor> ins;
     for (const Value* v : node.inputs) {
       // Shape operands of reductions are constants; everything else was bound for this run.
-      ins.push_back(v == nullptr ? Tensor() : v->constant ? *v->constant : view_of(bound, p, v));
+      ins.push_back(v == nullptr ? Tensor() : v->constant ? *v->constant : view_of(p, v));
     }
     std::vector<Tensor> results = reference::evaluate_node(node, ins);
     for (size_t o = 0; o < node.outputs.size() && o < results.size(); ++o) {
-      if (!bound.data.count(node.outputs[o])) continue;  // an unused optional output
+      if (!p.bound.count(node.outputs[o])) continue;  // an unused optional output
       if (results[o].shape() != p.shapes.at(node.outputs[o])) {
         fail_user("{}: output '{}' has shape {} at run time, but {} was planned", node.describe(),
                   node.outputs[o]->name, dims_to_string(results[o].shape()),
                   dims_to_string(p.shapes.at(node.outputs[o])));
       }
-      std::memcpy(data_of(bound, node.outputs[o]), results[o].raw(), results[o].nbytes());
+      std::memcpy(data_of(p, node.outputs[o]), results[o].raw(), results[o].nbytes());
     }
   }
 
@@ -535,7 +529,7 @@ struct StepRunner::Impl {
     const auto& outs = graph.outputs();
     bool copied = false;
     for (size_t i = 0; i < outs.size(); ++i) {
-      void* src = data_of(p.bound, outs[i]);
+      void* src = data_of(p, outs[i]);
       if (src != outputs[i].raw()) std::memcpy(outputs[i].raw(), src, outputs[i].nbytes()), copied = true;
     }
     if (profile && copied)
