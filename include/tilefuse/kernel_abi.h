@@ -32,10 +32,25 @@ typedef size_t (*tf_scratch_bytes_fn)(const int64_t* symbols);
 typedef void (*tf_run_blocks_fn)(void* const* buffers, const int64_t* symbols, int64_t workers,
                                  int64_t first_block, int64_t end_block, void* scratch);
 
+/* A model package's library (model.so in a model.tfx, written by `tilefuse compile`) holds every
+ * kernel of the model, each under names of its own, and lists them by plan step through
+ * tf_package_kernels. */
+typedef struct tf_package_kernel {
+  int64_t step;           /* the plan step that launches it */
+  const char* name;       /* the kernel's name in the plan */
+  const char* kernel_key; /* the tuned candidate it is (its cache entry), or "jit" */
+  tf_num_blocks_fn num_blocks;
+  tf_scratch_bytes_fn scratch_bytes;
+  tf_run_blocks_fn run_blocks;
+} tf_package_kernel;
+/* The kernels, in step order; `count` receives their number. */
+typedef const tf_package_kernel* (*tf_package_kernels_fn)(size_t* count);
+
 #ifdef __cplusplus
 }
 #endif
 
+#define TILEFUSE_SYMBOL_PACKAGE_KERNELS "tf_package_kernels"
 #define TILEFUSE_SYMBOL_ABI_VERSION "tf_abi_version"
 #define TILEFUSE_SYMBOL_NUM_BLOCKS "tf_num_blocks"
 #define TILEFUSE_SYMBOL_SCRATCH_BYTES "tf_scratch_bytes"

@@ -30,6 +30,10 @@ class Tensor {
   // A tensor over memory it does not own (the executor's arena, a caller's buffer): the memory
   // must outlive every copy of the view.
   static Tensor view(DType dtype, std::vector<int64_t> shape, void* data);
+  // A tensor over memory that `owner` keeps alive (e.g. a mapped file's bytes, which a model
+  // package's weights are): copies of the tensor share that ownership. `data` must be 64-byte
+  // aligned.
+  static Tensor shared(DType dtype, std::vector<int64_t> shape, std::shared_ptr<void> owner, void* data);
   static Tensor scalar_i64(int64_t v);
   static Tensor scalar_f32(float v);
 

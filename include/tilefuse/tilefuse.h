@@ -3,6 +3,11 @@
 //   tilefuse::Model model = tilefuse::load_onnx("model.onnx");
 //   tilefuse::Executable exe = tilefuse::compile(model);        // plans, builds and loads once
 //   std::map<std::string, tilefuse::Tensor> outputs = exe.run({{"x", x}});
+//   exe.save("model.tfx");                                        // a package to deploy
+//
+// A deployed program needs only libtilefuse_runtime (no compiler, no ONNX, no OpenSSL):
+//
+//   tilefuse::Executable exe = tilefuse::Executable::load("model.tfx");
 //
 // Errors the caller can fix (a bad model, an input of the wrong dtype or shape, a bad option)
 // throw tilefuse::UserError with a message naming the thing and the rule; anything else thrown is
@@ -74,8 +79,24 @@ class Executable {
   // Events since compile(): "compiles", "cache_hits", "kernels_tuned", "runs", ...
   std::map<std::string, int64_t> counters() const;
 
+  // Writes this model as a package, the directory `path` (conventionally model.tfx): one
+  // library holding every kernel as tuned (run once first, on representative inputs, so that
+  // the kernels with TopN candidates are measured; those never run take their first candidate
+  // and the log says so), the weights in a file that is mapped at load, and a manifest (inputs,
+  // outputs, target CPU, versions, sizes and checksums). Fused or unfused mode only. An existing
+  // package at `path` is replaced; any other file there is an error.
+  void save(const std::string& path) const;
+
+  // Loads a package written by save() or `tilefuse compile`: compiles and tunes nothing, maps the
+  // weights, and needs only libtilefuse_runtime. Of `options`, only `threads` applies (default:
+  // the thread count the package was tuned for, at most this machine's cores). Throws UserError
+  // naming the file and the problem for a missing, damaged or foreign package, or one built for
+  // a CPU feature this machine lacks.
+  static Executable load(const std::string& path, const Options& options = {});
+
+  struct Impl;  // runtime/executable_impl.h
+
  private:
-  struct Impl;
   explicit Executable(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
   friend Executable compile(const Model& model, const Options& options);
   std::shared_ptr<Impl> impl_;

@@ -45,14 +45,14 @@ std::vector<double> time_runs(const std::function<void()>& run, Mode mode, const
   return times;
 }
 
-int64_t evaluate_bytes(const Dim& bytes, const BoundInputs& inputs) { return bytes.evaluate(inputs.symbols); }
+int64_t evaluate_bytes(const Dim& bytes, const runtime::BoundInputs& inputs) { return bytes.evaluate(inputs.symbols); }
 
 // The reference interpreter has no plan; it moves at least what the unfused plan moves.
-int64_t unfused_bytes(const Graph& graph, const BoundInputs& inputs) {
+int64_t unfused_bytes(const Graph& graph, const runtime::BoundInputs& inputs) {
   return evaluate_bytes(fusion::plan_for_execution(graph, /*fuse=*/false).plan.compulsory_bytes(), inputs);
 }
 
-ModeBench bench_mode(const Graph& graph, const BoundInputs& inputs, Mode mode, const BenchOptions& options) {
+ModeBench bench_mode(const Graph& graph, const runtime::BoundInputs& inputs, Mode mode, const BenchOptions& options) {
   ModeBench bench;
   bench.mode = mode;
   const std::map<std::string, Tensor> by_name = inputs.by_name();
@@ -95,7 +95,7 @@ double quantile(std::vector<double> values, double q) {
   return values[below] + (position - static_cast<double>(below)) * (values[above] - values[below]);
 }
 
-BenchReport bench_model(const Graph& graph, const BoundInputs& inputs, const std::string& model_name,
+BenchReport bench_model(const Graph& graph, const runtime::BoundInputs& inputs, const std::string& model_name,
                         const BenchOptions& options) {
   check_options(options);
   BenchReport report;

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/input_binding.h"
+#include "runtime/input_binding.h"
 #include "api/runner.h"
 #include "ir/graph.h"
 #include "runtime/stream_probe.h"
@@ -47,7 +47,7 @@ struct BenchReport {
 
 // Throws UserError for bad options (no modes, a mode twice, iterations < 1, warmup < 0) and
 // whatever compiling or running the model throws.
-BenchReport bench_model(const Graph& graph, const BoundInputs& inputs, const std::string& model_name,
+BenchReport bench_model(const Graph& graph, const runtime::BoundInputs& inputs, const std::string& model_name,
                         const BenchOptions& options);
 
 // The q-quantile (0..1) of `values`, linearly interpolated between order statistics.

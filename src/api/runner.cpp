@@ -1,5 +1,7 @@
 #include "api/runner.h"
 
+#include "api/model_packaging.h"
+
 #include <chrono>
 #include <cstdlib>
 
@@ -87,7 +89,7 @@ double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::vector<Tensor> run_compiled(const Graph& graph, const BoundInputs& inputs, Mode mode,
+std::vector<Tensor> run_compiled(const Graph& graph, const runtime::BoundInputs& inputs, Mode mode,
                                  const ExecutionOptions& options, RunResult& result) {
   auto start = std::chrono::steady_clock::now();
   driver::ExecutorCounters counters;
@@ -102,9 +104,34 @@ std::vector<Tensor> run_compiled(const Graph& graph, const BoundInputs& inputs, 
   return tensors;
 }
 
+void check_outputs(const Graph& graph, std::vector<Tensor>& tensors, const runtime::BoundInputs& inputs,
+                   RunResult& result) {
+  const auto& outputs = graph.outputs();
+  if (tensors.size() != outputs.size()) {
+    fail_internal("the run produced {} outputs, the graph has {}", tensors.size(), outputs.size());
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    check_output_type(*outputs[i], tensors[i], inputs.symbols);
+    result.outputs.push_back({outputs[i]->name, std::move(tensors[i])});
+  }
+}
+
 }  // namespace
 
-RunResult run_model(const Graph& graph, const BoundInputs& inputs, Mode mode, const ExecutionOptions& options) {
+RunResult run_executable(Executable::Impl& executable, const runtime::BoundInputs& inputs) {
+  RunResult result;
+  std::vector<Tensor> tensors;
+  const auto start = std::chrono::steady_clock::now();
+  executable.run(inputs.by_name(), tensors);
+  result.elapsed_ms = ms_since(start);
+  result.counters = executable.counters();
+  result.counters["launches"] = executable.launches();
+  check_outputs(executable.graph(), tensors, inputs, result);
+  return result;
+}
+
+RunResult run_model(const Graph& graph, const runtime::BoundInputs& inputs, Mode mode, const ExecutionOptions& options) {
+  if (mode != Mode::reference && options.cpp_wrapper) return run_with_cpp_wrapper(graph, inputs, mode, options);
   RunResult result;
   std::vector<Tensor> tensors;
   if (mode == Mode::reference) {
@@ -114,14 +141,7 @@ RunResult run_model(const Graph& graph, const BoundInputs& inputs, Mode mode, co
   } else {
     tensors = run_compiled(graph, inputs, mode, options, result);
   }
-  const auto& outputs = graph.outputs();
-  if (tensors.size() != outputs.size()) {
-    fail_internal("the run produced {} outputs, the graph has {}", tensors.size(), outputs.size());
-  }
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    check_output_type(*outputs[i], tensors[i], inputs.symbols);
-    result.outputs.push_back({outputs[i]->name, std::move(tensors[i])});
-  }
+  check_outputs(graph, tensors, inputs, result);
   return result;
 }
 

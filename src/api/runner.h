@@ -7,10 +7,11 @@
 #include <string_view>
 #include <vector>
 
-#include "api/input_binding.h"
+#include "runtime/input_binding.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "driver/executor.h"
+#include "runtime/executable_impl.h"
 #include "tilefuse/options.h"
 
 namespace tilefuse::api {
@@ -39,6 +40,9 @@ struct ExecutionOptions {
   std::string cache_dir;
   std::string debug_dir;
   runtime::StepProfile* profile = nullptr;  // non-null: fused/unfused runs record every step (the profiler)
+  // Fused/unfused: run through the whole-model package (api/model_packaging.h), built in the
+  // cache on the first run, instead of the executor; the results are the same.
+  bool cpp_wrapper = false;
 };
 
 struct RunResult {
@@ -52,7 +56,11 @@ struct RunResult {
 
 // Every output is checked against the type the graph declares for it (with the input symbols
 // bound); a disagreement is an InternalError.
-RunResult run_model(const Graph& graph, const BoundInputs& inputs, Mode mode, const ExecutionOptions& options = {});
+RunResult run_model(const Graph& graph, const runtime::BoundInputs& inputs, Mode mode, const ExecutionOptions& options = {});
+
+// Runs an executable on `inputs`, timed (elapsed_ms) and its outputs checked as run_model's are;
+// counters are the executable's.
+RunResult run_executable(Executable::Impl& executable, const runtime::BoundInputs& inputs);
 
 // The executor's counters by name: compiles, cache_hits, ..., runs (RunResult::counters, --json).
 std::map<std::string, int64_t> counter_values(const driver::ExecutorCounters& counters);

@@ -54,7 +54,7 @@ KernelTuneReport kernel_report(const driver::TuningSummary& summary) {
 
 }  // namespace
 
-TuneReport tune_report(const Graph& graph, const BoundInputs& inputs, const std::string& model_name,
+TuneReport tune_report(const Graph& graph, const runtime::BoundInputs& inputs, const std::string& model_name,
                        const TuneReportOptions& options) {
   ExecutionOptions execution = options.execution;
   if (!execution.autotune_topn) execution.autotune_topn = tiling::kMaxTopN;

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/input_binding.h"
+#include "runtime/input_binding.h"
 #include "api/runner.h"
 #include "ir/graph.h"
 
@@ -45,7 +45,7 @@ struct TuneReport {
   double compile_and_tune_ms = 0;
 };
 
-TuneReport tune_report(const Graph& graph, const BoundInputs& inputs, const std::string& model_name,
+TuneReport tune_report(const Graph& graph, const runtime::BoundInputs& inputs, const std::string& model_name,
                        const TuneReportOptions& options);
 nlohmann::json tune_report_to_json(const TuneReport& report);
 std::string tune_report_to_table(const TuneReport& report);

@@ -137,21 +137,53 @@ void Toolchain::set_target(std::string target_text) {
   identity = version + " | " + join(flags) + " | target " + target;
 }
 
-void compile_shared_library(const Toolchain& toolchain, const std::string& source_path,
-                            const std::string& output_path) {
+namespace {
+
+// Runs the compiler with `arguments` after the command; `what` names the job in errors.
+void run_compiler(const Toolchain& toolchain, const std::vector<std::string>& arguments, const std::string& what) {
   std::vector<std::string> argv = toolchain.command;
-  argv.insert(argv.end(), toolchain.flags.begin(), toolchain.flags.end());
-  for (const std::string& dir : toolchain.include_dirs) argv.push_back("-I" + dir);
-  argv.insert(argv.end(), {source_path, "-o", output_path});
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
   ProcessResult result = run_process(argv, compile_timeout());
   if (result.timed_out) {
-    fail_user("compiling '{}' timed out after {:g} s (TILEFUSE_COMPILE_TIMEOUT); command:\n  {}", source_path,
-              result.timeout_seconds, command_line_text(argv));
+    fail_user("{} timed out after {:g} s (TILEFUSE_COMPILE_TIMEOUT); command:\n  {}", what, result.timeout_seconds,
+              command_line_text(argv));
   }
   if (!result.succeeded()) {
-    fail_user("compiling '{}' failed ({}); command:\n  {}\n{}", source_path, result.status_text(),
-              command_line_text(argv), clipped(result.output, kMaxDiagnosticsInMessage));
+    fail_user("{} failed ({}); command:\n  {}\n{}", what, result.status_text(), command_line_text(argv),
+              clipped(result.output, kMaxDiagnosticsInMessage));
   }
+}
+
+std::vector<std::string> compile_arguments(const Toolchain& toolchain) {
+  std::vector<std::string> args = toolchain.flags;
+  for (const std::string& dir : toolchain.include_dirs) args.push_back("-I" + dir);
+  return args;
+}
+
+}  // namespace
+
+void compile_shared_library(const Toolchain& toolchain, const std::string& source_path,
+                            const std::string& output_path) {
+  std::vector<std::string> args = compile_arguments(toolchain);
+  args.insert(args.end(), {source_path, "-o", output_path});
+  run_compiler(toolchain, args, fmt::format("compiling '{}'", source_path));
+}
+
+void compile_object(const Toolchain& toolchain, const std::string& source_path, const std::string& output_path,
+                    const std::vector<std::string>& defines) {
+  std::vector<std::string> args = compile_arguments(toolchain);
+  std::erase(args, std::string("-shared"));
+  for (const std::string& d : defines) args.push_back("-D" + d);
+  args.insert(args.end(), {"-c", source_path, "-o", output_path});
+  run_compiler(toolchain, args, fmt::format("compiling '{}'", source_path));
+}
+
+void link_shared_library(const Toolchain& toolchain, const std::vector<std::string>& objects,
+                         const std::string& output_path) {
+  std::vector<std::string> args = {"-shared", "-fPIC"};
+  args.insert(args.end(), objects.begin(), objects.end());
+  args.insert(args.end(), {"-o", output_path});
+  run_compiler(toolchain, args, fmt::format("linking '{}'", output_path));
 }
 
 }  // namespace tilefuse::build

@@ -40,4 +40,14 @@ struct Toolchain {
 void compile_shared_library(const Toolchain& toolchain, const std::string& source_path,
                             const std::string& output_path);
 
+// Compiles one C++ source file into a position-independent object with the same flags, plus
+// `defines` (NAME=VALUE, passed as -D): a model package renames each kernel's entry points this
+// way, so that all of them link into one library.
+void compile_object(const Toolchain& toolchain, const std::string& source_path, const std::string& output_path,
+                    const std::vector<std::string>& defines = {});
+
+// Links objects into one shared library. Errors as compile_shared_library.
+void link_shared_library(const Toolchain& toolchain, const std::vector<std::string>& objects,
+                         const std::string& output_path);
+
 }  // namespace tilefuse::build

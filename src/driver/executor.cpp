@@ -19,6 +19,7 @@
 #include "driver/gemm_tuning.h"
 #include "driver/hardware_calibration.h"
 #include "driver/jit_buckets.h"
+#include "driver/package_writer.h"
 #include "runtime/kernel_library.h"
 #include "runtime/library_call.h"
 #include "runtime/thread_team.h"
@@ -43,20 +44,6 @@ std::string install_support_headers(const std::string& cache_root, std::string& 
     io::write_file_atomically(file.string(), h.text);
   }
   return dir.string();
-}
-
-// One thread team per process and size: executors of the same device limit share it (the team
-// serialises concurrent runs), so a process never oversubscribes its cores with idle teams.
-std::shared_ptr<runtime::ThreadTeam> shared_team(int threads) {
-  static std::mutex mutex;
-  static std::map<int, std::weak_ptr<runtime::ThreadTeam>> teams;
-  std::lock_guard<std::mutex> lock(mutex);
-  std::shared_ptr<runtime::ThreadTeam> team = teams[threads].lock();
-  if (!team) {
-    team = std::make_shared<runtime::ThreadTeam>(threads);
-    teams[threads] = team;
-  }
-  return team;
 }
 
 // Adds the wall time of its scope to phases[name]: where building an executor spends its time.
@@ -106,6 +93,7 @@ struct Executor::Impl : runtime::KernelProvider {
   std::shared_ptr<runtime::ThreadTeam> team_ptr;
   runtime::ThreadTeam& team;
   std::vector<bool> shape_only;  // per step: computed when shapes are prepared, not run
+  runtime::GemmBlocking default_blocking;  // of the library calls, unless tuned
   // What building and tuning kernels needs; kept because the first run may still tune.
   build::ArtifactCache cache;
   build::Toolchain toolchain = build::Toolchain::from_environment();
@@ -117,7 +105,7 @@ struct Executor::Impl : runtime::KernelProvider {
       : planned(timed_plan(g, o.fuse, c.compile_phases_ms)),
         options(o),
         counters(c),
-        team_ptr(shared_team(std::max(1, o.device.threads))),
+        team_ptr(runtime::ThreadTeam::shared(std::max(1, o.device.threads))),
         team(*team_ptr),
         cache(o.cache_dir.empty() ? build::ArtifactCache::default_root() : o.cache_dir) {
     shape_only = fusion::find_shape_only_steps(plan);
@@ -135,7 +123,7 @@ struct Executor::Impl : runtime::KernelProvider {
     const tiling::HardwareModel caches = options.hardware ? *options.hardware
                                          : has_kernels()  ? hardware
                                                           : tiling::detect_hardware();
-    const runtime::GemmBlocking blocking = runtime::default_blocking(caches.l1d_bytes, caches.l2_bytes);
+    const runtime::GemmBlocking blocking = default_blocking = runtime::default_blocking(caches.l1d_bytes, caches.l2_bytes);
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];
       const bool runs_on_node = step.kind == fusion::StepKind::LibraryCall || step.kind == fusion::StepKind::Host;
@@ -187,7 +175,7 @@ struct Executor::Impl : runtime::KernelProvider {
     std::string header_fingerprint;
     {
       PhaseTimer timer(counters.compile_phases_ms, "support_headers");
-      toolchain.include_dirs.push_back(install_support_headers(cache.root(), header_fingerprint));
+      add_support_headers(header_fingerprint);
       build::ensure_precompiled_header(toolchain, toolchain.include_dirs.back() + "/tilefuse_kernel.h");
     }
     {
@@ -205,6 +193,19 @@ struct Executor::Impl : runtime::KernelProvider {
       jobs.push_back({named.name, [this, i, named] { kernels[i] = build_kernel(named, *build_context); }});
     }
     return jobs;
+  }
+
+  void add_support_headers(std::string& fingerprint) {
+    const std::string dir = install_support_headers(cache.root(), fingerprint);
+    if (toolchain.include_dirs.empty()) toolchain.include_dirs.push_back(dir);
+  }
+
+  void save_package(const std::string& path) {
+    std::string fingerprint;
+    add_support_headers(fingerprint);  // a plan without kernels has not needed them yet
+    write_package({graph, plan, kernels, library_calls, default_blocking, toolchain, team.size(), options.fuse,
+                   options.compile_threads},
+                  path);
   }
 
   // ---- the runner's kernels (runtime::KernelProvider) ----
@@ -251,6 +252,8 @@ std::vector<Tensor> Executor::run(const std::map<std::string, Tensor>& inputs) {
   impl_->runner->run(inputs, outputs);
   return outputs;
 }
+
+void Executor::save_package(const std::string& path) const { impl_->save_package(path); }
 
 const fusion::FusionPlan& Executor::plan() const { return impl_->plan; }
 

@@ -65,6 +65,10 @@ class Executor {
   void run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs);
   std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs);
 
+  // Writes the executor's model as a package (driver/package_writer.h): run it first on
+  // representative inputs, so that its kernels' TopN candidates are measured.
+  void save_package(const std::string& path) const;
+
   const fusion::FusionPlan& plan() const;
   // Launches per inference: kernels, library calls and host ops (views are free).
   int64_t launches() const;

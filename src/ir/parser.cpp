@@ -39,7 +39,7 @@ struct Declaration {
 // Recursive descent over the characters; every error names line:column and what was expected.
 class IrParser {
  public:
-  explicit IrParser(std::string_view text) : text_(text) {}
+  IrParser(std::string_view text, const ParseOptions& options) : text_(text), options_(options) {}
 
   Graph parse() {
     expect_keyword("graph");
@@ -270,7 +270,9 @@ class IrParser {
       t.set_f64(i, v);
     }
   }
+  // dense<...> or external<OFFSET>.
   Tensor dense(DType dtype, const Shape& shape, size_t type_pos) {
+    if (accept_keyword("external")) return external(dtype, shape, type_pos);
     expect_keyword("dense");
     expect("<");
     if (peek("...")) error("tensor data: this text was printed with its large constants elided");
@@ -291,6 +293,22 @@ class IrParser {
     return t;
   }
 
+  Tensor external(DType dtype, const Shape& shape, size_t type_pos) {
+    expect("<");
+    skip_space();
+    const size_t pos = pos_;
+    int64_t offset = -1;
+    if (!parse_number(number_token(), offset) || offset < 0) error_at(pos, "a byte offset (a non-negative integer)");
+    expect(">");
+    if (!options_.external_data) error_at(pos, "external<OFFSET> data outside a model package");
+    if (!is_static(shape)) error_at(type_pos, "a tensor with data needs a static shape, got " + shape_to_string(shape));
+    try {
+      return options_.external_data(dtype, static_dims(shape), offset);
+    } catch (const UserError& e) {
+      error_at(pos, e.what());
+    }
+  }
+
   // ---- definitions
   Declaration declaration(bool type_required) {
     Declaration d;
@@ -306,7 +324,7 @@ class IrParser {
         expect("<");
         d.sym_value = dim_list('>');
       }
-      if (peek("dense")) d.data = dense(d.dtype, d.shape, type_pos);
+      if (peek("dense") || peek("external")) d.data = dense(d.dtype, d.shape, type_pos);
     } else if (type_required) {
       error("':' and a type after %" + d.name);
     }
@@ -499,6 +517,7 @@ class IrParser {
   }
 
   std::string_view text_;
+  const ParseOptions& options_;
   size_t pos_ = 0;
   Graph graph_;
   std::map<std::string, Value*, std::less<>> values_;
@@ -506,6 +525,6 @@ class IrParser {
 
 }  // namespace
 
-Graph parse_graph(std::string_view text) { return IrParser(text).parse(); }
+Graph parse_graph(std::string_view text, const ParseOptions& options) { return IrParser(text, options).parse(); }
 
 }  // namespace tilefuse

@@ -102,6 +102,9 @@ std::string element_text(const Tensor& t, int64_t i) {
 }
 
 std::string dense_text(const Tensor& t, const PrintOptions& options) {
+  if (options.place_data && t.numel() > options.place_above_elements) {
+    return fmt::format("external<{}>", options.place_data(t));
+  }
   if (options.elide_large_constants && t.numel() > options.elide_above_elements) return "dense<...>";
   std::string out = "dense<";
   for (int64_t i = 0; i < t.numel(); ++i) {

@@ -22,9 +22,13 @@
 //   true/false, floats in the shortest decimal that reads back to the same value (f16/bf16 via
 //   their f32 value), non-canonical NaNs as their raw bits (`0x7fc00001`). `dense<...>` marks
 //   data left out by PrintOptions::elide_large_constants; such text does not parse back.
+// - `external<OFFSET>` instead of `dense<...>`: the data lies elsewhere (a model package's
+//   weights file) at byte OFFSET; PrintOptions::place_data writes it there, and
+//   ParseOptions::external_data (parser.h) reads it back.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "ir/graph.h"
@@ -36,6 +40,11 @@ struct PrintOptions {
   // `elide_above_elements` elements by `dense<...>`: keeps golden files short.
   bool elide_large_constants = false;
   int64_t elide_above_elements = 16;
+  // When set, tensor data (constants, data-carrying values, tensor attributes) with more than
+  // `place_above_elements` elements is handed to it and printed as `external<OFFSET>` with the
+  // offset it returns, instead of inline.
+  std::function<int64_t(const Tensor&)> place_data;
+  int64_t place_above_elements = 16;
 };
 
 std::string print_graph(const Graph& graph, const PrintOptions& options = {});

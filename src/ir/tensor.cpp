@@ -81,6 +81,12 @@ Tensor Tensor::view(DType dtype, std::vector<int64_t> shape, void* data) {
   return t;
 }
 
+Tensor Tensor::shared(DType dtype, std::vector<int64_t> shape, std::shared_ptr<void> owner, void* data) {
+  Tensor t = view(dtype, std::move(shape), data);
+  t.storage_ = std::shared_ptr<uint8_t>(std::move(owner), static_cast<uint8_t*>(data));
+  return t;
+}
+
 void Tensor::check_value_count(size_t values, int64_t numel) {
   if (static_cast<int64_t>(values) != numel) {
     fail_internal("Tensor::from_vector: {} values for {} elements", values, numel);

@@ -128,6 +128,7 @@ class ConvCall : public LibraryCall {
     return own_gemm_engine() && !direct_ && !conv_maps_in_lanes_suits(conv_shape(node_, shapes[0], shapes[1], shapes[2]));
   }
   void set_blocking(const GemmBlocking& blocking) override { blocking_ = blocking; }
+  GemmBlocking blocking() const override { return blocking_; }
 
  private:
   // Without AVX2 (vector_isa() is scalar): per image and group, the input unfolded whole (its

@@ -106,6 +106,20 @@ std::shared_ptr<KernelLibrary> KernelLibrary::load(const std::string& path, cons
   return library;
 }
 
+std::shared_ptr<KernelLibrary> KernelLibrary::from_entry_points(std::shared_ptr<void> library,
+                                                                const tf_package_kernel& kernel, std::string path) {
+  std::shared_ptr<KernelLibrary> lib(new KernelLibrary());
+  lib->shared_handle_ = std::move(library);
+  lib->path_ = std::move(path);
+  lib->num_blocks_ = kernel.num_blocks;
+  lib->scratch_bytes_ = kernel.scratch_bytes;
+  lib->run_blocks_ = kernel.run_blocks;
+  if (!lib->num_blocks_ || !lib->scratch_bytes_ || !lib->run_blocks_) {
+    fail_user("kernel {} init failed: an entry point is missing", lib->path_);
+  }
+  return lib;
+}
+
 KernelLibrary::~KernelLibrary() {
   if (handle_ != nullptr) dlclose(handle_);
 }

@@ -24,6 +24,10 @@ class KernelLibrary {
   // failed: <why>" if a check fails, the file cannot be loaded, a symbol is missing or the ABI
   // version differs.
   static std::shared_ptr<KernelLibrary> load(const std::string& path, const DescriptorCheck& check = nullptr);
+  // One kernel of a library that holds several (a model package's): its entry points, with
+  // `library` keeping the loaded library open. `path` names it in messages.
+  static std::shared_ptr<KernelLibrary> from_entry_points(std::shared_ptr<void> library, const tf_package_kernel& kernel,
+                                                          std::string path);
   ~KernelLibrary();
   KernelLibrary(const KernelLibrary&) = delete;
   KernelLibrary& operator=(const KernelLibrary&) = delete;
@@ -38,7 +42,8 @@ class KernelLibrary {
 
  private:
   KernelLibrary() = default;
-  void* handle_ = nullptr;
+  void* handle_ = nullptr;            // dlclose()d with this object
+  std::shared_ptr<void> shared_handle_;  // or shared with the other kernels of one library
   std::string path_;
   tf_num_blocks_fn num_blocks_ = nullptr;
   tf_scratch_bytes_fn scratch_bytes_ = nullptr;

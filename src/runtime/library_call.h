@@ -35,6 +35,8 @@ class LibraryCall {
   // convolutions (depthwise, maps in lanes) and every other op.
   virtual bool tunes_blocking() const { return false; }
   virtual void set_blocking(const GemmBlocking& /*blocking*/) {}
+  // The blocking in use, for a call that tunes_blocking (a model package records it).
+  virtual GemmBlocking blocking() const { return {}; }
 };
 
 // True if `node` runs as a library call (MatMul/Gemm/Conv on f32, 2-D f32 MaxPool without

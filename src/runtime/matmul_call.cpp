@@ -133,6 +133,7 @@ class MatMulCall : public LibraryCall {
   size_t packed_bytes() const override { return total_bytes(packed_); }
   bool tunes_blocking() const override { return own_gemm_engine(); }
   void set_blocking(const GemmBlocking& blocking) override { blocking_ = blocking; }
+  GemmBlocking blocking() const override { return blocking_; }
 
  private:
   // cblas_sgemm takes a transposed operand only as a whole-matrix transpose with unit stride. A
@@ -234,6 +235,7 @@ class GemmCall : public LibraryCall {
   size_t packed_bytes() const override { return packed_ ? packed_->bytes() : 0; }
   bool tunes_blocking() const override { return own_gemm_engine(); }
   void set_blocking(const GemmBlocking& blocking) override { blocking_ = blocking; }
+  GemmBlocking blocking() const override { return blocking_; }
 
  private:
   MatrixView b_view(const float* data, const std::vector<int64_t>& shape) const {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -174,6 +175,18 @@ void ThreadTeam::run(int64_t num_blocks, BlockTask fn, int max_workers) {
   state.active_workers = static_cast<int>(std::min<int64_t>(workers, num_blocks));
   state.publish_and_wait(/*stop=*/false);
   state.rethrow_first_error();
+}
+
+std::shared_ptr<ThreadTeam> ThreadTeam::shared(int threads) {
+  static std::mutex mutex;
+  static std::map<int, std::weak_ptr<ThreadTeam>> teams;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::shared_ptr<ThreadTeam> team = teams[threads].lock();
+  if (!team) {
+    team = std::make_shared<ThreadTeam>(threads);
+    teams[threads] = team;
+  }
+  return team;
 }
 
 }  // namespace tilefuse::runtime

@@ -33,6 +33,9 @@ class BlockTask {
 class ThreadTeam {
  public:
   explicit ThreadTeam(int threads);  // threads >= 1
+  // The process's team of this size: every model of the same device limit shares it (the team
+  // serialises concurrent runs), so a process never oversubscribes its cores with idle teams.
+  static std::shared_ptr<ThreadTeam> shared(int threads);
   ~ThreadTeam();
   ThreadTeam(const ThreadTeam&) = delete;
   ThreadTeam& operator=(const ThreadTeam&) = delete;

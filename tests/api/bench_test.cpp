@@ -61,7 +61,7 @@ TEST(StreamProbe, MeasuresPositiveBandwidthOnTheTeam) {
 TEST(Bench, ReportsEveryModeWithConsistentNumbers) {
   TempDir cache;
   const Model model = load_model(std::string(TILEFUSE_SOURCE_DIR) + "/examples/models/layernorm_decomposed.onnx");
-  const BoundInputs inputs = bind_inputs(model.graph, {}, {.fill_missing_randomly = true, .seed = 7});
+  const runtime::BoundInputs inputs = runtime::bind_inputs(model.graph, {}, {.fill_missing_randomly = true, .seed = 7});
   const BenchReport report = bench_model(model.graph, inputs, "layernorm", small_options(cache.path()));
 
   const nlohmann::json json = bench_to_json(report);
@@ -100,7 +100,7 @@ TEST(Bench, TableNamesEveryModeAndTheBandwidth) {
   const Model model = load_model(std::string(TILEFUSE_SOURCE_DIR) + "/examples/models/bias_gelu.onnx");
   BenchOptions options = small_options(cache.path());
   options.modes = {Mode::fused};
-  const std::string table = bench_to_table(bench_model(model.graph, bind_inputs(model.graph, {}, {.fill_missing_randomly = true}),
+  const std::string table = bench_to_table(bench_model(model.graph, runtime::bind_inputs(model.graph, {}, {.fill_missing_randomly = true}),
                                                        "bias_gelu", options));
   EXPECT_THAT(table, ::testing::HasSubstr("STREAM triad"));
   EXPECT_THAT(table, ::testing::HasSubstr("fused"));
@@ -111,7 +111,7 @@ TEST(Bench, RejectsBadOptions) {
   Graph g;
   g.add_input("x", DType::f32, {2});
   g.set_outputs({g.inputs()[0]});
-  const BoundInputs inputs = bind_inputs(g, {}, {.fill_missing_randomly = true});
+  const runtime::BoundInputs inputs = runtime::bind_inputs(g, {}, {.fill_missing_randomly = true});
   BenchOptions options;
   options.iterations = 0;
   EXPECT_THROW(bench_model(g, inputs, "g", options), UserError);

@@ -29,7 +29,7 @@ TEST(Runner, FusedAndUnfusedMatchReferenceAndReuseTheCache) {
   ExecutionOptions options{.threads = 2, .compile_threads = 1, .cache_dir = mkdtemp(templ.data())};
   for (Mode mode : {Mode::fused, Mode::unfused}) {
     for (int run = 0; run < 2; ++run) {
-      RunResult result = run_model(g, bind_inputs(g, {{"x", input}}), mode, options);
+      RunResult result = run_model(g, runtime::bind_inputs(g, {{"x", input}}), mode, options);
       ASSERT_EQ(result.outputs.size(), 2u);
       EXPECT_EQ(result.outputs[0].tensor.get_f64(36), -1.5);
       EXPECT_TRUE(result.outputs[1].tensor.same_bytes(input));
@@ -57,7 +57,7 @@ TEST(Runner, ConstantMatMulWeightsArePackedOnceWhenPrepared) {
   Tensor input = Tensor::from_vector(DType::f32, {2, 8}, std::vector<double>(16, 0.5));
   std::string templ = (std::filesystem::temp_directory_path() / "tilefuse_runner_XXXXXX").string();
   ExecutionOptions options{.threads = 2, .compile_threads = 1, .cache_dir = mkdtemp(templ.data())};
-  RunResult result = run_model(g, bind_inputs(g, {{"x", input}}), Mode::fused, options);
+  RunResult result = run_model(g, runtime::bind_inputs(g, {{"x", input}}), Mode::fused, options);
   const int64_t expected = runtime::own_gemm_engine() ? 2 * 8 * 32 * 4 : 0;
   EXPECT_EQ(result.counters.at("packed_weight_bytes"), expected);
   for (int64_t j = 0; j < 40; ++j) {
@@ -75,7 +75,7 @@ TEST(Runner, ReferenceModeRunsTheGraph) {
   neg->outputs[0]->shape = {SymExpr::symbol("N")};
   g.set_outputs({neg->outputs[0]});
   Tensor input = Tensor::from_vector(DType::f32, {3}, std::vector<double>{1, -2, 3});
-  RunResult result = run_model(g, bind_inputs(g, {{"x", input}}), Mode::reference);
+  RunResult result = run_model(g, runtime::bind_inputs(g, {{"x", input}}), Mode::reference);
   ASSERT_EQ(result.outputs.size(), 1u);
   EXPECT_EQ(result.outputs[0].name, "y");
   EXPECT_EQ(result.outputs[0].tensor.get_f64(1), 2.0);

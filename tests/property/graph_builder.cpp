@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "api/random_fill.h"
+#include "runtime/random_fill.h"
 
 namespace tilefuse::property {
 
@@ -225,8 +225,8 @@ BuiltGraph build_graph(const GraphSpec& spec) { return Builder(spec).run(); }
 std::map<std::string, Tensor> random_inputs(const BuiltGraph& built, uint64_t seed) {
   std::map<std::string, Tensor> inputs;
   for (const Value* in : built.graph.inputs()) {
-    std::mt19937_64 rng = api::input_rng(seed, in->name);
-    inputs[in->name] = api::random_tensor(in->dtype, built.input_dims.at(in->name), rng);
+    std::mt19937_64 rng = runtime::input_rng(seed, in->name);
+    inputs[in->name] = runtime::random_tensor(in->dtype, built.input_dims.at(in->name), rng);
   }
   return inputs;
 }

@@ -2,7 +2,7 @@
 // as fixed cases: each must build, run fused and unfused, and match the reference.
 #include <gtest/gtest.h>
 
-#include "api/random_fill.h"
+#include "runtime/random_fill.h"
 #include "ir/parser.h"
 #include "property/reference_check.h"
 #include "property/temp_cache_dir.h"
@@ -25,8 +25,8 @@ TEST_P(PropertyRegression, MatchesReference) {
   Graph g = parse_graph(GetParam().graph);
   std::map<std::string, Tensor> inputs;
   for (const Value* in : g.inputs()) {
-    std::mt19937_64 rng = api::input_rng(1, in->name);
-    inputs[in->name] = api::random_tensor(in->dtype, static_dims(in->shape), rng);
+    std::mt19937_64 rng = runtime::input_rng(1, in->name);
+    inputs[in->name] = runtime::random_tensor(in->dtype, static_dims(in->shape), rng);
   }
   for (bool fuse : {true, false}) {
     driver::ExecutorOptions options;

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "api/bench.h"
-#include "api/input_binding.h"
+#include "runtime/input_binding.h"
 #include "api/model.h"
 #include "api/profile_report.h"
 #include "input_flags.h"
@@ -47,7 +47,7 @@ void execute_bench_command(const BenchCommand& command) {
   options.stream.array_bytes = static_cast<size_t>(command.stream_mib) << 20;
   const api::Model model = api::load_model(command.model);
   std::map<std::string, std::string> files;
-  const api::BoundInputs inputs = api::bind_inputs(model.graph, read_given_inputs(command.inputs, files),
+  const runtime::BoundInputs inputs = runtime::bind_inputs(model.graph, read_given_inputs(command.inputs, files),
                                                    {.fill_missing_randomly = true, .seed = command.seed});
   runtime::StepProfile profile;
   const bool profiling = !command.profile.empty() || command.per_step;

@@ -1,5 +1,6 @@
 #include "execution_flags.h"
 
+#include "api/model_packaging.h"
 #include "ir/memory_budget.h"
 #include "tune/autotune_config.h"
 
@@ -18,6 +19,9 @@ void add_execution_flags(CLI::App* sub, ExecutionFlags& flags) {
   sub->add_option("--max-memory", flags.max_memory,
                   "Memory cap for the model's tensors, arena and outputs, e.g. 8G or 512MiB; default "
                   "TILEFUSE_MAX_MEMORY or the machine's physical memory");
+  sub->add_flag("--cpp-wrapper", flags.cpp_wrapper,
+                "Run through the whole-model package (built in the cache on the first run) instead of the "
+                "interpreted executor; default TILEFUSE_CPP_WRAPPER=1");
 }
 
 api::ExecutionOptions execution_options(const ExecutionFlags& flags) {
@@ -30,7 +34,8 @@ api::ExecutionOptions execution_options(const ExecutionFlags& flags) {
           .compile_threads = flags.compile_threads,
           .autotune_topn = tune::resolve_autotune_topn(flags.topn),
           .cache_dir = flags.cache_dir,
-          .debug_dir = flags.debug_dir};
+          .debug_dir = flags.debug_dir,
+          .cpp_wrapper = flags.cpp_wrapper || api::cpp_wrapper_from_environment()};
 }
 
 }  // namespace tilefuse::cli

@@ -18,6 +18,7 @@ struct ExecutionFlags {
   std::string cache_dir;
   std::string debug_dir;
   std::string max_memory;
+  bool cpp_wrapper = false;
 };
 
 void add_execution_flags(CLI::App* sub, ExecutionFlags& flags);

@@ -10,6 +10,7 @@
 
 #include "api/logging.h"
 #include "bench_command.h"
+#include "compile_command.h"
 #include "inspect_command.h"
 #include "ir/error.h"
 #include "run_command.h"
@@ -42,10 +43,12 @@ int main(int argc, char** argv) {
   cli::InspectCommand inspect;
   cli::BenchCommand bench;
   cli::TuneReportCommand tune_report;
+  cli::CompileCommand compile;
   CLI::App* run_app = cli::add_run_command(app, run);
   CLI::App* inspect_app = cli::add_inspect_command(app, inspect);
   CLI::App* bench_app = cli::add_bench_command(app, bench);
   CLI::App* tune_report_app = cli::add_tune_report_command(app, tune_report);
+  CLI::App* compile_app = cli::add_compile_command(app, compile);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -58,6 +61,7 @@ int main(int argc, char** argv) {
     if (inspect_app->parsed()) cli::execute_inspect_command(inspect);
     if (bench_app->parsed()) cli::execute_bench_command(bench);
     if (tune_report_app->parsed()) cli::execute_tune_report_command(tune_report);
+    if (compile_app->parsed()) cli::execute_compile_command(compile);
     return 0;
   } catch (const UserError& e) {
     std::cerr << "error: " << e.what() << "\n";

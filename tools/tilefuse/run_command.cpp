@@ -7,10 +7,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "api/input_binding.h"
+#include "runtime/input_binding.h"
 #include "api/profile_report.h"
 #include "input_flags.h"
 #include "api/model.h"
+#include "api/model_packaging.h"
 #include "api/output_files.h"
 #include "api/runner.h"
 #include "api/tensor_stats.h"
@@ -52,12 +53,12 @@ nlohmann::json stats_to_json(const api::TensorStats& stats) {
   return {{"min", stats.min}, {"mean", stats.mean}, {"max", stats.max}, {"nan_count", stats.nan_count}};
 }
 
-void print_json(const RunCommand& command, const api::BoundInputs& inputs,
+void print_json(const RunCommand& command, const runtime::BoundInputs& inputs,
                 const std::map<std::string, std::string>& input_files, const std::vector<WrittenOutput>& outputs,
                 const api::RunResult& result) {
   nlohmann::json json{{"model", command.model}, {"mode", command.mode}, {"seed", command.seed}};
   json["inputs"] = nlohmann::json::array();
-  for (const api::BoundInput& in : inputs.inputs) {
+  for (const runtime::BoundInput& in : inputs.inputs) {
     auto file = input_files.find(in.name);
     json["inputs"].push_back({{"name", in.name},
                               {"dtype", dtype_name(in.tensor.dtype())},
@@ -88,12 +89,12 @@ std::string describe_stats(const api::TensorStats& stats) {
   return text;
 }
 
-void print_summary(const RunCommand& command, const api::BoundInputs& inputs,
+void print_summary(const RunCommand& command, const runtime::BoundInputs& inputs,
                    const std::map<std::string, std::string>& input_files, const std::vector<WrittenOutput>& outputs,
                    const api::RunResult& result) {
   std::cout << fmt::format("model    {}  (mode {})\ninputs\n", command.model, command.mode);
   std::vector<std::vector<std::string>> rows;
-  for (const api::BoundInput& in : inputs.inputs) {
+  for (const runtime::BoundInput& in : inputs.inputs) {
     auto file = input_files.find(in.name);
     rows.push_back({in.name, in.tensor.summary(),
                     in.random ? fmt::format("random (seed {})", command.seed) : "from " + file->second});
@@ -104,7 +105,10 @@ void print_summary(const RunCommand& command, const api::BoundInputs& inputs,
     rows.push_back({out.name, out.tensor.summary(), describe_stats(out.stats), "-> " + out.path});
   }
   std::cout << api::render_table(rows) << fmt::format("elapsed  {:.2f} ms", result.elapsed_ms);
-  if (command.mode != "reference") {
+  if (result.compile_phases_ms.count("package_load") && !result.compile_phases_ms.count("package_build")) {
+    std::cout << fmt::format(" (package loaded in {:.1f} ms, nothing compiled or tuned; {} launches per run)",
+                             result.compile_phases_ms.at("package_load"), result.counters.at("launches"));
+  } else if (command.mode != "reference") {
     std::cout << fmt::format(" (compile {:.0f} ms: {} kernels compiled, {} from cache; {} launches per run)",
                              result.compile_ms, result.counters.at("compiles"), result.counters.at("cache_hits"),
                              result.counters.at("launches"));
@@ -120,7 +124,8 @@ void print_summary(const RunCommand& command, const api::BoundInputs& inputs,
 
 CLI::App* add_run_command(CLI::App& app, RunCommand& command) {
   CLI::App* sub = app.add_subcommand("run", "Run a model and write its outputs as .npy files");
-  sub->add_option("MODEL", command.model, "ONNX model file")->required();
+  sub->add_option("MODEL", command.model, "ONNX model file, or a model package (model.tfx) from `tilefuse compile`")
+      ->required();
   add_input_option(sub, command.inputs);
   sub->add_option("--output-dir", command.output_dir, "Where to write <output name>.npy files (created if missing)")
       ->capture_default_str();
@@ -145,18 +150,30 @@ void execute_run_command(const RunCommand& command) {
     if (mode == api::Mode::reference) fail_user("--profile needs --mode fused or unfused (the reference interpreter has no steps)");
     execution.profile = &profile;
   }
-  const api::Model model = api::load_model(command.model);
   std::map<std::string, std::string> input_files;
   const std::map<std::string, Tensor> given = read_given_inputs(command.inputs, input_files);
-  const api::BoundInputs inputs = api::bind_inputs(model.graph, given, {.fill_missing_randomly = true, .seed = command.seed});
-  const api::RunResult result = api::run_model(model.graph, inputs, mode, execution);
+  const runtime::BindOptions bind{.fill_missing_randomly = true, .seed = command.seed};
+  api::RunResult result;
+  std::optional<runtime::BoundInputs> inputs;
+  if (api::is_model_package(command.model)) {
+    if (mode == api::Mode::reference || !command.profile.empty()) {
+      fail_user("a model package runs its compiled kernels: --mode reference and --profile need the ONNX model");
+    }
+    const api::LoadedPackage package = api::load_package(command.model, execution.threads);
+    inputs = runtime::bind_inputs(package.executable->graph(), given, bind);
+    result = api::run_package(package, *inputs);
+  } else {
+    const api::Model model = api::load_model(command.model);
+    inputs = runtime::bind_inputs(model.graph, given, bind);
+    result = api::run_model(model.graph, *inputs, mode, execution);
+  }
   create_output_dir(command.output_dir);
   const std::vector<WrittenOutput> outputs = write_outputs(result.outputs, command.output_dir);
   if (!command.profile.empty()) api::write_chrome_trace(command.profile, profile);
   if (command.json) {
-    print_json(command, inputs, input_files, outputs, result);
+    print_json(command, *inputs, input_files, outputs, result);
   } else {
-    print_summary(command, inputs, input_files, outputs, result);
+    print_summary(command, *inputs, input_files, outputs, result);
   }
 }
 

@@ -4,7 +4,7 @@
 
 #include "input_flags.h"
 
-#include "api/input_binding.h"
+#include "runtime/input_binding.h"
 #include "api/model.h"
 #include "api/tune_report.h"
 #include "tune/autotune_config.h"
@@ -32,7 +32,7 @@ void execute_tune_report_command(const TuneReportCommand& command) {
   if (const int configured = tune::resolve_autotune_topn(); !topn && configured > 1) topn = configured;
   const api::Model model = api::load_model(command.model);
   std::map<std::string, std::string> files;
-  const api::BoundInputs inputs = api::bind_inputs(model.graph, read_given_inputs(command.inputs, files), {.fill_missing_randomly = true, .seed = command.seed});
+  const runtime::BoundInputs inputs = runtime::bind_inputs(model.graph, read_given_inputs(command.inputs, files), {.fill_missing_randomly = true, .seed = command.seed});
   api::TuneReportOptions options;
   options.execution = {.threads = command.threads, .compile_threads = command.compile_threads, .autotune_topn = topn};
   options.exhaustive = command.exhaustive;

@@ -1,9 +1,9 @@
-#include "api/input_binding.h"
+#include "runtime/input_binding.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace tilefuse::api {
+namespace tilefuse::runtime {
 namespace {
 
 using ::testing::HasSubstr;
@@ -112,4 +112,4 @@ TEST(InputBinding, SameSymbolTwiceInOneInput) {
 }
 
 }  // namespace
-}  // namespace tilefuse::api
+}  // namespace tilefuse::runtime

@@ -12,7 +12,7 @@
 #include "ir/sym_expr.h"
 #include "ir/tensor.h"
 
-namespace tilefuse::api {
+namespace tilefuse::runtime {
 
 struct BindOptions {
   // Fill inputs that were not given with random data (see random_fill.h) instead of failing.
@@ -38,4 +38,4 @@ struct BoundInputs {
 BoundInputs bind_inputs(const Graph& graph, const std::map<std::string, Tensor>& given,
                         const BindOptions& options = {});
 
-}  // namespace tilefuse::api
+}  // namespace tilefuse::runtime

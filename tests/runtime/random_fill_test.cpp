@@ -1,10 +1,10 @@
-#include "api/random_fill.h"
+#include "runtime/random_fill.h"
 
 #include <gtest/gtest.h>
 
-#include "api/input_binding.h"
+#include "runtime/input_binding.h"
 
-namespace tilefuse::api {
+namespace tilefuse::runtime {
 namespace {
 
 Tensor draw(DType dtype, uint64_t seed, const std::string& name = "x") {
@@ -60,4 +60,4 @@ TEST(RandomFill, GivingOneInputDoesNotChangeTheOthers) {
 }
 
 }  // namespace
-}  // namespace tilefuse::api
+}  // namespace tilefuse::runtime

@@ -9,7 +9,7 @@
 
 #include "ir/tensor.h"
 
-namespace tilefuse::api {
+namespace tilefuse::runtime {
 
 // A generator for one input, derived from the run's seed and the input's name, so giving one
 // input from a file does not change the random data of the others.
@@ -19,4 +19,4 @@ std::mt19937_64 input_rng(uint64_t seed, std::string_view input_name);
 // indices and exponents in most models); bools 0 or 1.
 Tensor random_tensor(DType dtype, const std::vector<int64_t>& dims, std::mt19937_64& rng);
 
-}  // namespace tilefuse::api
+}  // namespace tilefuse::runtime

@@ -1,4 +1,4 @@
-#include "api/input_binding.h"
+#include "runtime/input_binding.h"
 
 #include <algorithm>
 #include <set>
@@ -6,10 +6,10 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "api/random_fill.h"
+#include "runtime/random_fill.h"
 #include "ir/error.h"
 
-namespace tilefuse::api {
+namespace tilefuse::runtime {
 namespace {
 
 std::string describe_inputs(const Graph& graph) {
@@ -154,4 +154,4 @@ BoundInputs bind_inputs(const Graph& graph, const std::map<std::string, Tensor>&
   return bound;
 }
 
-}  // namespace tilefuse::api
+}  // namespace tilefuse::runtime

@@ -1,8 +1,8 @@
-#include "api/random_fill.h"
+#include "runtime/random_fill.h"
 
 #include <cmath>
 
-namespace tilefuse::api {
+namespace tilefuse::runtime {
 namespace {
 
 // Significand precision of each float type. Drawing multiples of 2^-(bits-1) keeps every value
@@ -50,4 +50,4 @@ Tensor random_tensor(DType dtype, const std::vector<int64_t>& dims, std::mt19937
   return tensor;
 }
 
-}  // namespace tilefuse::api
+}  // namespace tilefuse::runtime
