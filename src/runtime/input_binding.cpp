@@ -97,11 +97,20 @@ class SymbolBinder {
 };
 
 // The concrete dims of an input that was not given; every symbol must be fixed by given inputs.
-std::vector<int64_t> dims_of_missing(const Value& input, const SymbolBindings& symbols) {
+std::vector<int64_t> dims_of_missing(const Value& input, SymbolBindings& symbols,
+                                     std::optional<int64_t> unbound_value) {
   std::vector<int64_t> dims;
   std::set<std::string> unbound;
   for (const Dim& dim : input.shape) {
     Dim known = dim.substitute(symbols);
+    if (!known.is_const() && unbound_value) {
+      for (const std::string& s : known.symbols()) {
+        if (symbols.emplace(s, *unbound_value).second) {
+          spdlog::info("symbol {}: no given input fixes it, so it is {}", s, *unbound_value);
+        }
+      }
+      known = dim.substitute(symbols);
+    }
     if (known.is_const()) {
       dims.push_back(known.value());
     } else {
@@ -133,6 +142,7 @@ BoundInputs bind_inputs(const Graph& graph, const std::map<std::string, Tensor>&
     check_fixed_type(*input, it->second);
     binder.bind(*input, it->second);
   }
+  SymbolBindings symbols = binder.values();  // and those that missing inputs' sizes fix
   BoundInputs bound;
   for (const Value* input : graph.inputs()) {
     auto it = given.find(input->name);
@@ -146,11 +156,11 @@ BoundInputs bind_inputs(const Graph& graph, const std::map<std::string, Tensor>&
                 describe_inputs(graph));
     }
     std::mt19937_64 rng = input_rng(options.seed, input->name);
-    Tensor data = random_tensor(input->dtype, dims_of_missing(*input, binder.values()), rng);
+    Tensor data = random_tensor(input->dtype, dims_of_missing(*input, symbols, options.unbound_symbol_value), rng);
     spdlog::info("input '{}': random {} (seed {})", input->name, data.summary(), options.seed);
     bound.inputs.push_back({input->name, std::move(data), true});
   }
-  bound.symbols = binder.values();
+  bound.symbols = std::move(symbols);
   return bound;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ struct BindOptions {
   // Fill inputs that were not given with random data (see random_fill.h) instead of failing.
   bool fill_missing_randomly = false;
   uint64_t seed = 0;
+  // A symbolic dim no given input fixes takes this value (a random input needs a size); unset:
+  // UserError asking for the input as a file.
+  std::optional<int64_t> unbound_symbol_value;
 };
 
 struct BoundInput {

@@ -376,7 +376,7 @@ std::vector<std::string> missing_cpu_features(const std::vector<std::string>& fe
 std::shared_ptr<Executable::Impl> load_model_package(const std::string& dir, std::optional<int> threads) {
   const auto start = std::chrono::steady_clock::now();
   auto model = std::make_shared<PackagedModel>(dir, threads);
-  spdlog::info("package {}: loaded in {:.1f} ms ({} steps, {} weight bytes mapped)", dir,
+  spdlog::debug("package {}: loaded in {:.1f} ms ({} steps, {} weight bytes mapped)", dir,
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
                model->plan.steps.size(), model->weights.size);
   return model;

@@ -435,5 +435,38 @@ TEST(ParserTest, ErrorsNameLineColumnAndExpectation) {
   }
 }
 
+// A model package keeps large tensors out of the text: the printer hands them to place_data
+// and prints external<OFFSET>; the parser asks external_data for them back.
+TEST(PrinterParser, LargeTensorsGoToExternalDataAndComeBack) {
+  Graph g = parse_graph(
+      "graph g(%x: f32[2, 20]) -> (%y) {\n"
+      "  %w: f32[20] = const dense<1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20>\n"
+      "  %b: f32[2] = const dense<0.5, -1>\n"
+      "  %m: f32[2, 20] = Mul(%x, %w) @mul\n"
+      "  %y: f32[2, 20] = Add(%m, %m) @add\n"
+      "}\n");
+  std::vector<Tensor> placed;
+  PrintOptions print;
+  print.place_data = [&](const Tensor& t) {
+    placed.push_back(t);
+    return static_cast<int64_t>(placed.size() - 1) * 64;
+  };
+  const std::string text = print_graph(g, print);
+  EXPECT_NE(text.find("%w: f32[20] = const external<0>"), std::string::npos) << text;
+  EXPECT_NE(text.find("dense<0.5, -1>"), std::string::npos) << text;  // small: inline
+  ASSERT_EQ(placed.size(), 1u);
+
+  ParseOptions parse;
+  parse.external_data = [&](DType dtype, const std::vector<int64_t>& dims, int64_t offset) {
+    EXPECT_EQ(dtype, DType::f32);
+    EXPECT_EQ(dims, std::vector<int64_t>{20});
+    return placed.at(static_cast<size_t>(offset / 64));
+  };
+  EXPECT_EQ(print_graph(parse_graph(text, parse)), print_graph(g));
+
+  const std::string refused = parse_error(text);
+  EXPECT_NE(refused.find("external<OFFSET> data outside a model package"), std::string::npos) << refused;
+}
+
 }  // namespace
 }  // namespace tilefuse

@@ -20,6 +20,9 @@ CLI::App* add_compile_command(CLI::App& app, CompileCommand& command) {
   add_input_option(sub, command.inputs);
   sub->add_option("--mode", command.mode, "fused or unfused")->capture_default_str();
   sub->add_option("--seed", command.seed, "Seed of the random tuning data for inputs not given")->capture_default_str();
+  sub->add_option("--symbol-value", command.symbol_value,
+                  "Size of a symbolic dim (e.g. batch N) that no given input fixes, for the tuning run")
+      ->capture_default_str();
   add_execution_flags(sub, command.execution);
   sub->add_flag("--json", command.json, "Print the summary as one JSON object");
   sub->footer(
@@ -36,7 +39,9 @@ void execute_compile_command(const CompileCommand& command) {
   const api::Model model = api::load_model(command.model);
   std::map<std::string, std::string> files;
   const runtime::BoundInputs inputs = runtime::bind_inputs(model.graph, read_given_inputs(command.inputs, files),
-                                                           {.fill_missing_randomly = true, .seed = command.seed});
+                                                           {.fill_missing_randomly = true,
+                                                            .seed = command.seed,
+                                                            .unbound_symbol_value = command.symbol_value});
   const api::PackageBuild built = api::build_package(model.graph, inputs, mode, execution, command.output);
   if (command.json) {
     nlohmann::json j{{"model", command.model},       {"package", command.output},    {"mode", command.mode},

@@ -19,6 +19,7 @@ struct CompileCommand {
   std::vector<std::string> inputs;  // "NAME=FILE.npy"
   std::string mode = "fused";
   uint64_t seed = 0;
+  int64_t symbol_value = 1;
   ExecutionFlags execution;
   bool json = false;
 };
