@@ -14,6 +14,7 @@
 #include "io/atomic_file.h"
 #include "ir/error.h"
 #include "ir/printer.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/model_package.h"
 #include "tilefuse/kernel_abi.h"
 #include "tilefuse/version.h"
@@ -67,20 +68,45 @@ PackagedKernel packaged_kernel(size_t step, const fusion::FusedKernel& kernel, c
   return out;
 }
 
-// The data of large tensors, appended at aligned offsets: what graph.tfir's external<OFFSET> means.
+// weights.bin, written as it grows: large tensors (what graph.tfir's external<OFFSET> points at)
+// and the GEMMs' packed weights, each at an aligned offset.
 class WeightsFile {
  public:
-  int64_t place(const Tensor& t) {
-    bytes_.resize((bytes_.size() + package::kWeightAlignment - 1) / package::kWeightAlignment * package::kWeightAlignment);
-    const auto offset = static_cast<int64_t>(bytes_.size());
-    bytes_.append(static_cast<const char*>(t.raw()), t.nbytes());
+  explicit WeightsFile(const fs::path& file) : file_(file), out_(file, std::ios::binary) {
+    if (!out_) fail_user("cannot write '{}': {}", file.string(), std::strerror(errno));
+  }
+  int64_t place(const void* data, size_t bytes) {
+    static const char zeros[package::kWeightAlignment] = {};
+    out_.write(zeros, static_cast<std::streamsize>((package::kWeightAlignment - size_ % package::kWeightAlignment) %
+                                                   package::kWeightAlignment));
+    size_ = (size_ + package::kWeightAlignment - 1) / package::kWeightAlignment * package::kWeightAlignment;
+    const auto offset = static_cast<int64_t>(size_);
+    out_.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+    size_ += bytes;
     return offset;
   }
-  const std::string& bytes() const { return bytes_; }
+  void close() {
+    if (!out_.flush()) fail_user("cannot write '{}': {}", file_.string(), std::strerror(errno));
+    out_.close();
+  }
 
  private:
-  std::string bytes_;
+  fs::path file_;
+  std::ofstream out_;
+  size_t size_ = 0;
 };
+
+// Each library call's packed weights, placed in weights.bin: per step, [offset, bytes] pairs.
+std::vector<json> place_packed_weights(const PackageContents& c, WeightsFile& weights) {
+  std::vector<json> out(c.plan.steps.size(), json::array());
+  for (size_t i = 0; i < c.calls.size(); ++i) {
+    if (!c.calls[i]) continue;
+    for (const runtime::PackedOperand* p : c.calls[i]->packed_operands()) {
+      out[i].push_back(json::array({weights.place(p->data(), p->bytes()), p->bytes()}));
+    }
+  }
+  return out;
+}
 
 std::string blocking_text(const runtime::GemmBlocking& b) {
   return fmt::format("mc={} kc={} nc={} nb={}", b.mc, b.kc, b.nc, b.nb);
@@ -181,12 +207,13 @@ json value_specs(const std::vector<Value*>& values) {
   return out;
 }
 
-json step_json(size_t i, const PackageContents& c, const PackagedKernel* k) {
+json step_json(size_t i, const PackageContents& c, const PackagedKernel* k, const json& packed) {
   const fusion::PlanStep& step = c.plan.steps[i];
   json s = {{"kind", std::string(fusion::step_kind_name(step.kind))}};
   if (step.kind != fusion::StepKind::Kernel) {
     s["node"] = step.node->name;
     if (c.calls[i] && c.calls[i]->tunes_blocking()) s["blocking"] = blocking_json(c.calls[i]->blocking());
+    if (!packed.empty()) s["packed_weights"] = packed;
     return s;
   }
   const fusion::FusedKernel& kernel = step.kernel;
@@ -217,12 +244,13 @@ std::vector<std::string> cpu_features(const std::string& target) {
   return out;
 }
 
-json manifest(const PackageContents& c, const std::vector<PackagedKernel>& kernels, const fs::path& dir) {
+json manifest(const PackageContents& c, const std::vector<PackagedKernel>& kernels, const std::vector<json>& packed,
+              const fs::path& dir) {
   json steps = json::array();
   size_t next_kernel = 0;
   for (size_t i = 0; i < c.plan.steps.size(); ++i) {
     const bool is_kernel = c.plan.steps[i].kind == fusion::StepKind::Kernel;
-    steps.push_back(step_json(i, c, is_kernel ? &kernels[next_kernel++] : nullptr));
+    steps.push_back(step_json(i, c, is_kernel ? &kernels[next_kernel++] : nullptr, packed[i]));
   }
   json files = json::object();
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
@@ -241,6 +269,8 @@ json manifest(const PackageContents& c, const std::vector<PackagedKernel>& kerne
           {"cpu_features", cpu_features(c.toolchain.target)},
           {"device_threads", c.device_threads},
           {"gemm_blocking", blocking_json(c.default_blocking)},
+          // The micro-kernel whose panel layout the packed weights have (runtime/sgemm.h).
+          {"packed_weights_isa", runtime::own_gemm_engine() ? runtime::isa_name(runtime::vector_isa()) : "none"},
           {"inputs", value_specs(c.graph.inputs())},
           {"outputs", value_specs(c.graph.outputs())},
           {"steps", steps},
@@ -278,15 +308,16 @@ void write_package(const PackageContents& c, const std::string& path_text) {
     for (size_t i = 0; i < c.plan.steps.size(); ++i) {
       if (c.plan.steps[i].kind == fusion::StepKind::Kernel) kernels.push_back(packaged_kernel(i, c.plan.steps[i].kernel, c.kernels[i]));
     }
-    WeightsFile weights;
+    WeightsFile weights(staging / package::kWeights);
     PrintOptions print;
-    print.place_data = [&](const Tensor& t) { return weights.place(t); };
+    print.place_data = [&](const Tensor& t) { return weights.place(t.raw(), t.nbytes()); };
     write_file(staging / package::kGraph, print_graph(c.graph, print));
-    write_file(staging / package::kWeights, weights.bytes());
+    const std::vector<json> packed = place_packed_weights(c, weights);
+    weights.close();
     for (const PackagedKernel& k : kernels) write_file(staging / kernel_file_name(k), k.source);
     write_file(staging / package::kSource, model_source(c, kernels));
     build_library(c, staging, build_dir, kernels);
-    write_file(staging / package::kManifest, manifest(c, kernels, staging).dump(2) + "\n");
+    write_file(staging / package::kManifest, manifest(c, kernels, packed, staging).dump(2) + "\n");
   } catch (...) {
     fs::remove_all(staging);
     fs::remove_all(build_dir);

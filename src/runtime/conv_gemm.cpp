@@ -116,6 +116,7 @@ class ConvCall : public LibraryCall {
   }
 
   size_t packed_bytes() const override { return total_bytes(packed_); }
+  std::vector<const PackedOperand*> packed_operands() const override { return operands_of(packed_); }
 
   // Only a convolution of known shapes that runs as a GEMM: depthwise convolutions and stems
   // (maps in lanes) do not use the blocking.

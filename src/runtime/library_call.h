@@ -30,6 +30,9 @@ class LibraryCall {
   virtual void run(ThreadTeam& team, const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) = 0;
   // Bytes of weights packed at preparation (0 when nothing was constant or packing is off).
   virtual size_t packed_bytes() const { return 0; }
+  // Those packed weights, in the order preparation packs them (a model package stores them, and
+  // hands them back through PrepackedOperands, sgemm.h).
+  virtual std::vector<const PackedOperand*> packed_operands() const { return {}; }
   // True for a call whose work is tilefuse's sgemm with a blocking that set_blocking replaces:
   // the GEMM autotuner's candidates (gemm_tuning.h). False for calls on OpenBLAS, direct
   // convolutions (depthwise, maps in lanes) and every other op.

@@ -131,6 +131,7 @@ class MatMulCall : public LibraryCall {
   }
 
   size_t packed_bytes() const override { return total_bytes(packed_); }
+  std::vector<const PackedOperand*> packed_operands() const override { return operands_of(packed_); }
   bool tunes_blocking() const override { return own_gemm_engine(); }
   void set_blocking(const GemmBlocking& blocking) override { blocking_ = blocking; }
   GemmBlocking blocking() const override { return blocking_; }
@@ -233,6 +234,9 @@ class GemmCall : public LibraryCall {
   }
 
   size_t packed_bytes() const override { return packed_ ? packed_->bytes() : 0; }
+  std::vector<const PackedOperand*> packed_operands() const override {
+    return packed_ ? std::vector<const PackedOperand*>{packed_.get()} : std::vector<const PackedOperand*>{};
+  }
   bool tunes_blocking() const override { return own_gemm_engine(); }
   void set_blocking(const GemmBlocking& blocking) override { blocking_ = blocking; }
   GemmBlocking blocking() const override { return blocking_; }

@@ -20,10 +20,12 @@
 #include "fusion/shape_only_steps.h"
 #include "ir/error.h"
 #include "ir/parser.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/device_limit.h"
 #include "runtime/executable_impl.h"
 #include "runtime/kernel_library.h"
 #include "runtime/library_call.h"
+#include "runtime/sgemm.h"
 #include "runtime/step_runner.h"
 #include "runtime/thread_team.h"
 #include "tilefuse/kernel_abi.h"
@@ -233,21 +235,33 @@ struct PackagedModel : Executable::Impl, KernelProvider {
   std::unique_ptr<StepRunner> runner;
 
   PackagedModel(fs::path package_dir, std::optional<int> threads) : dir(std::move(package_dir)) {
-    manifest = read_manifest(dir);
-    check_files(dir, manifest);
-    check_cpu();
-    weights = map_file(dir / package::kWeights);
-    graph_ = read_graph(dir, weights);
+    timed("manifest", [&] {
+      manifest = read_manifest(dir);
+      check_files(dir, manifest);
+      check_cpu();
+    });
+    timed("map", [&] { weights = map_file(dir / package::kWeights); });
+    timed("graph", [&] { graph_ = read_graph(dir, weights); });
     try {
-      read_plan();
+      timed("plan", [&] { read_plan(); });
       team = ThreadTeam::shared(package_threads(threads, manifest.at("device_threads").get<int>()));
-      load_kernels();
-      prepare_calls();
+      timed("kernels", [&] { load_kernels(); });
+      timed("library_calls", [&] { prepare_calls(); });
     } catch (const json::exception& e) {
       fail_package(dir / package::kManifest, "malformed: {}", e.what());
     }
     runner = std::make_unique<StepRunner>(graph_, plan, kernel_steps, calls, shape_only, *team, *this, run_options,
                                           run_counters);
+  }
+
+  // Where a load spends its time, for the debug log.
+  std::string load_phases;
+  template <typename F>
+  void timed(const char* phase, F&& work) {
+    const auto start = std::chrono::steady_clock::now();
+    work();
+    load_phases += fmt::format("{}{} {:.1f} ms", load_phases.empty() ? "" : ", ", phase,
+                               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
 
   void check_cpu() const {
@@ -299,19 +313,48 @@ struct PackagedModel : Executable::Impl, KernelProvider {
     }
   }
 
-  // GEMM, convolution and the runtime's host steps, as the compiler prepared them: constant
-  // weights packed now, each GEMM with the blocking tuned for it.
+  // GEMM, convolution and the runtime's host steps, as the compiler prepared them: each GEMM with
+  // the blocking tuned for it, its constant weights mapped as the compiler packed them (packed
+  // again only when this process's GEMM micro-kernel differs from the one they were packed for).
   void prepare_calls() {
     calls.resize(plan.steps.size());
     const GemmBlocking fallback = blocking_from(manifest.at("gemm_blocking"));
+    const std::string packed_for = manifest.value("packed_weights_isa", "none");
+    const bool use_packed = own_gemm_engine() && packed_for == isa_name(vector_isa());
+    if (!use_packed && packed_for != "none") {
+      spdlog::info("package {}: its weights were packed for the {} GEMM kernel, this process runs {}: packing again",
+                   dir.string(), packed_for, own_gemm_engine() ? isa_name(vector_isa()) : "OpenBLAS");
+    }
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const fusion::PlanStep& step = plan.steps[i];
       const bool runs_on_node = step.kind == fusion::StepKind::LibraryCall || step.kind == fusion::StepKind::Host;
       if (!runs_on_node || shape_only[i] || !library_call_supports(*step.node)) continue;
       const json& s = manifest.at("steps")[i];
-      calls[i] = prepare_library_call(*step.node, s.contains("blocking") ? blocking_from(s.at("blocking")) : fallback);
+      std::optional<PrepackedOperands> prepacked;
+      if (use_packed && s.contains("packed_weights")) prepacked.emplace(packed_regions(s.at("packed_weights")), weights.region);
+      try {
+        calls[i] = prepare_library_call(*step.node, s.contains("blocking") ? blocking_from(s.at("blocking")) : fallback);
+      } catch (const UserError& e) {
+        fail_package(dir / package::kWeights, "step {} ({}): {}", i, step.node->name, e.what());
+      }
+      if (prepacked && prepacked->left() > 0) {
+        fail_package(dir / package::kWeights, "step {} ({}): {} packed weights stored that it does not use", i,
+                     step.node->name, prepacked->left());
+      }
       packed_weight_bytes += static_cast<int64_t>(calls[i]->packed_bytes());
     }
+  }
+
+  std::vector<PrepackedOperands::Region> packed_regions(const json& pairs) const {
+    std::vector<PrepackedOperands::Region> regions;
+    for (const json& pair : pairs) {
+      const auto offset = pair.at(0).get<size_t>(), bytes = pair.at(1).get<size_t>();
+      if (offset % package::kWeightAlignment != 0 || offset + bytes > weights.size) {
+        fail_package(dir / package::kWeights, "holds no packed weights of {} bytes at offset {}", bytes, offset);
+      }
+      regions.push_back({reinterpret_cast<const float*>(static_cast<const uint8_t*>(weights.region.get()) + offset), bytes});
+    }
+    return regions;
   }
 
   // ---- runtime::KernelProvider: every kernel is in the library, tuned already.
@@ -376,9 +419,9 @@ std::vector<std::string> missing_cpu_features(const std::vector<std::string>& fe
 std::shared_ptr<Executable::Impl> load_model_package(const std::string& dir, std::optional<int> threads) {
   const auto start = std::chrono::steady_clock::now();
   auto model = std::make_shared<PackagedModel>(dir, threads);
-  spdlog::debug("package {}: loaded in {:.1f} ms ({} steps, {} weight bytes mapped)", dir,
-               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
-               model->plan.steps.size(), model->weights.size);
+  spdlog::debug("package {}: loaded in {:.1f} ms ({} steps, {} weight bytes mapped): {}", dir,
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
+                model->plan.steps.size(), model->weights.size, model->load_phases);
   return model;
 }
 

@@ -1,6 +1,7 @@
 #include "runtime/sgemm.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "ir/error.h"
@@ -303,11 +304,31 @@ GemmBlocking default_blocking(int64_t l1d_bytes, int64_t l2_bytes) {
   return b;
 }
 
+namespace {
+thread_local PrepackedOperands* t_prepacked = nullptr;
+}  // namespace
+
+PrepackedOperands::PrepackedOperands(std::vector<Region> regions, std::shared_ptr<const void> owner)
+    : regions_(std::move(regions)), owner_(std::move(owner)), previous_(std::exchange(t_prepacked, this)) {}
+
+PrepackedOperands::~PrepackedOperands() { t_prepacked = previous_; }
+
 PackedOperand PackedOperand::packed(int64_t width, int64_t panels, int64_t depth,
                                     const std::function<void(float*)>& fill) {
   PackedOperand p;
   p.depth_ = depth, p.width_ = width;
   p.bytes_ = static_cast<size_t>(panels * width * depth) * sizeof(float);
+  if (PrepackedOperands* supply = t_prepacked) {
+    if (supply->next_ == supply->regions_.size()) fail_user("packed weights: fewer were stored than this plan packs");
+    const PrepackedOperands::Region& region = supply->regions_[supply->next_++];
+    if (region.bytes != p.bytes_) {
+      fail_user("packed weights: operand {} was stored with {} bytes, this plan packs {}", supply->next_, region.bytes,
+                p.bytes_);
+    }
+    p.external_ = region.data;
+    p.external_owner_ = supply->owner_;
+    return p;
+  }
   p.storage_ = Arena(std::max(p.bytes_, sizeof(float)));
   fill(reinterpret_cast<float*>(p.storage_.data()));
   return p;
@@ -325,6 +346,12 @@ size_t total_bytes(const std::vector<PackedOperand>& packed) {
   size_t bytes = 0;
   for (const PackedOperand& p : packed) bytes += p.bytes();
   return bytes;
+}
+
+std::vector<const PackedOperand*> operands_of(const std::vector<PackedOperand>& packed) {
+  std::vector<const PackedOperand*> out;
+  for (const PackedOperand& p : packed) out.push_back(&p);
+  return out;
 }
 
 void sgemm(ThreadTeam& team, std::span<const GemmProblem> problems, const GemmBlocking& blocking) {

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -51,15 +52,44 @@ class PackedOperand {
   const float* panel(int64_t p, int64_t k) const { return data() + (p * depth_ + k) * width_; }
   int64_t depth() const { return depth_; }
   size_t bytes() const { return bytes_; }  // of the packed panels, padding included
+  const float* data() const { return external_ ? external_ : reinterpret_cast<const float*>(storage_.data()); }
 
  private:
-  const float* data() const { return reinterpret_cast<const float*>(storage_.data()); }
-  // Storage for `panels` panels of `width` over `depth`, packed by fill(destination).
+  // Storage for `panels` panels of `width` over `depth`, packed by fill(destination), or taken
+  // from the thread's PrepackedOperands.
   static PackedOperand packed(int64_t width, int64_t panels, int64_t depth, const std::function<void(float*)>& fill);
   Arena storage_;
+  const float* external_ = nullptr;            // packed elsewhere (PrepackedOperands) ...
+  std::shared_ptr<const void> external_owner_;  // ... and kept alive by this
   int64_t depth_ = 0;
   int64_t width_ = 0;
   size_t bytes_ = 0;
+};
+
+// Operands packed ahead of time and kept elsewhere: a model package maps the panels its compiler
+// packed instead of packing them again at every load. While a scope lives on a thread, each
+// operand that thread packs takes the next region instead (UserError if its size differs: the
+// regions belong to another plan). The panel layout depends on the micro-kernel (vector_isa()),
+// which whoever supplies the regions must have checked.
+class PrepackedOperands {
+ public:
+  struct Region {
+    const float* data = nullptr;  // 64-byte aligned
+    size_t bytes = 0;
+  };
+  PrepackedOperands(std::vector<Region> regions, std::shared_ptr<const void> owner);
+  ~PrepackedOperands();
+  PrepackedOperands(const PrepackedOperands&) = delete;
+  PrepackedOperands& operator=(const PrepackedOperands&) = delete;
+
+  size_t left() const { return regions_.size() - next_; }  // regions no operand took
+
+ private:
+  friend class PackedOperand;
+  std::vector<Region> regions_;
+  size_t next_ = 0;
+  std::shared_ptr<const void> owner_;
+  PrepackedOperands* previous_;
 };
 
 // Packs depth [k0, k0 + kc) x columns [col0, col0 + cols) of a B operand into `dst` in
@@ -69,6 +99,8 @@ using PackB = std::function<void(int64_t k0, int64_t kc, int64_t col0, int64_t c
 
 // The bytes of all of them.
 size_t total_bytes(const std::vector<PackedOperand>& packed);
+// Pointers to each, in order.
+std::vector<const PackedOperand*> operands_of(const std::vector<PackedOperand>& packed);
 
 // An operand: its strided view, or its packed form when it was packed ahead of the run, or (B
 // only) a function that packs it.

@@ -9,6 +9,7 @@
 
 #include "cli/cli_process.h"
 #include "io/npy.h"
+#include "ir/tensor_compare.h"
 
 namespace tilefuse::testing {
 namespace {
@@ -54,6 +55,30 @@ TEST_F(CliCompile, APackageRunsWithoutCompilingAndGivesTheExecutorsResults) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out).at("counters").at("package_built"), 0);  // the cached package
   EXPECT_TRUE(output("wrapper2").same_bytes(output("executor")));
+}
+
+// The package maps the GEMM weights as the compiler packed them, for its GEMM micro-kernel; a
+// process capped to another one (TILEFUSE_MAX_CPU_ISA) packs them again and computes the same.
+TEST_F(CliCompile, PackedWeightsForAnotherMicroKernelArePackedAgain) {
+  ASSERT_EQ(cli({"compile", kModel, "-o", package()}).exit_code, 0);
+  const auto manifest = nlohmann::json::parse(read_bytes(package() + "/manifest.json"));
+  const std::string packed_for = manifest.at("packed_weights_isa");
+  if (packed_for == "none") GTEST_SKIP() << "this CPU's GEMM is OpenBLAS: nothing is packed";
+  const std::string other = packed_for == "avx512" ? "avx2" : "scalar";
+  int packed_steps = 0;
+  for (const auto& step : manifest.at("steps")) packed_steps += step.contains("packed_weights");
+  EXPECT_EQ(packed_steps, 2);  // the two FusedMatMuls
+
+  ASSERT_EQ(cli({"run", package(), "--seed", "4", "--output-dir", dir.file("native")}).exit_code, 0);
+  CliResult r = cli({"run", package(), "--seed", "4", "--output-dir", dir.file("other"), "--log-level", "info"},
+                    "TILEFUSE_MAX_CPU_ISA=" + other);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("packing again"));
+  ASSERT_EQ(cli({"run", kModel, "--seed", "4", "--mode", "reference", "--output-dir", dir.file("ref")}).exit_code, 0);
+  for (const char* out : {"native", "other"}) {
+    const CompareResult c = compare_tensors(output(out), output("ref"), {1e-4, 1e-4});
+    EXPECT_TRUE(c.ok) << out << ": " << c.message;
+  }
 }
 
 TEST_F(CliCompile, InspectListsThePackageAndNoticesAChangedFile) {
