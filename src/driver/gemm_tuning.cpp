@@ -57,6 +57,8 @@ std::string attributes_key(const Node& node) {
             key += fmt::format("{}", a);
           } else if constexpr (std::is_same_v<T, Tensor>) {
             key += a.summary();
+          } else if constexpr (std::is_same_v<T, GraphRef>) {
+            key += a->name;
           } else {
             key += fmt::format("{}", fmt::join(a, ","));
           }

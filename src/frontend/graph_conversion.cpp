@@ -1,5 +1,6 @@
 #include "frontend/graph_conversion.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <set>
@@ -66,14 +67,49 @@ class SymbolNamer {
   int next_fresh_ = 0;
 };
 
+// A value a subgraph starts with: its name inside the subgraph and its type.
+struct SubgraphInput {
+  std::string name;
+  DType dtype;
+  Shape shape;
+};
+
+// Names `g` reads from outside itself (its own subgraphs' included), in order of first use,
+// given the names `defined` around it.
+void outer_names(const onnx::GraphProto& g, std::set<std::string> defined, std::vector<std::string>& out,
+                 std::set<std::string>& seen) {
+  for (const auto& init : g.initializer()) defined.insert(init.name());
+  for (const auto& input : g.input()) defined.insert(input.name());
+  for (const auto& node : g.node()) {
+    for (const auto& in : node.input()) {
+      if (!in.empty() && !defined.count(in) && seen.insert(in).second) out.push_back(in);
+    }
+    for (const auto& attr : node.attribute()) {
+      if (attr.type() == onnx::AttributeProto::GRAPH) outer_names(attr.g(), defined, out, seen);
+    }
+    defined.insert(node.output().begin(), node.output().end());
+  }
+}
+
+const onnx::GraphProto& graph_attribute(const onnx::NodeProto& node, const std::string& name, const std::string& where) {
+  for (const auto& attr : node.attribute()) {
+    if (attr.name() == name && attr.type() == onnx::AttributeProto::GRAPH) return attr.g();
+  }
+  fail_user("{}: needs the graph attribute '{}'", where, name);
+}
+
 class GraphConverter {
  public:
-  GraphConverter(const onnx::ModelProto& model, const std::string& origin)
-      : model_(model), origin_(origin), node_names_(node_names(model.graph())),
-        value_names_(value_names(model.graph())) {}
+  GraphConverter(const onnx::GraphProto& graph, const std::string& origin)
+      : onnx_graph_(graph), origin_(origin), node_names_(node_names(graph)), value_names_(value_names(graph)) {}
 
-  Graph convert() {
-    const onnx::GraphProto& g = model_.graph();
+  Graph convert() { return convert_with({}); }
+
+  // A subgraph, closed: `inputs` first (Loop's iteration, cond and carried values, then what it
+  // reads from outside; If's branches only the latter), then its own initializers and nodes.
+  Graph convert_with(const std::vector<SubgraphInput>& inputs) {
+    for (const SubgraphInput& in : inputs) define(in.name, graph_.add_input(in.name, in.dtype, in.shape));
+    const onnx::GraphProto& g = onnx_graph_;
     if (!g.name().empty()) graph_.name = g.name();
     std::set<std::string> initializer_names;
     for (const auto& init : g.initializer()) {
@@ -82,7 +118,7 @@ class GraphConverter {
     }
     // The spec allows an initializer to be listed as an input too (a default); it stays a constant.
     for (const auto& input : g.input()) {
-      if (!initializer_names.count(input.name())) add_input(input);
+      if (!initializer_names.count(input.name()) && !values_.count(input.name())) add_input(input);
     }
     for (const auto& node : g.node()) add_node(node);
     for (const auto& output : g.output()) graph_.add_output(lookup(output.name(), "graph output"));
@@ -141,6 +177,10 @@ class GraphConverter {
                            : node.name();
     used_node_names_.insert(name);
     std::string where = fmt::format("{}: node '{}' ({})", origin_, name, node.op_type());
+    if ((node.op_type() == "If" || node.op_type() == "Loop") && node.domain().empty()) {
+      add_control_flow_node(node, name, where);
+      return;
+    }
     AttributeMap attrs = convert_attributes(node, where);
     if (node.op_type() == "Constant" && node.domain().empty()) {
       add_constant_node(node, std::move(attrs), where);
@@ -156,6 +196,55 @@ class GraphConverter {
       output_names.push_back(node.output(i).empty() ? value_names_.fresh(name + "_out") : node.output(i));
     }
     Node* n = graph_.add_node(ir_op_name(node), name, std::move(inputs), output_names, std::move(attrs));
+    for (Value* out : n->outputs) define(out->name, out);
+  }
+
+  // If and Loop in the IR's closed form (ir/ops/control_flow_ops.cpp): what a subgraph reads
+  // from outside becomes an input of the node and of the subgraph.
+  void add_control_flow_node(const onnx::NodeProto& node, const std::string& name, const std::string& where) {
+    const bool is_if = node.op_type() == "If";
+    std::vector<const onnx::GraphProto*> graphs;
+    for (const char* attr : is_if ? std::vector<const char*>{"then_branch", "else_branch"} : std::vector<const char*>{"body"}) {
+      graphs.push_back(&graph_attribute(node, attr, where));
+    }
+    std::vector<std::string> captured;
+    std::set<std::string> seen;
+    for (const onnx::GraphProto* g : graphs) outer_names(*g, {}, captured, seen);
+    graph_.infer_shapes();  // the types of what the subgraphs receive, known so far
+    std::vector<Value*> inputs;
+    for (const auto& in : node.input()) inputs.push_back(in.empty() ? nullptr : lookup(in, where));
+    std::vector<SubgraphInput> leading;
+    const size_t carried = is_if ? 0 : static_cast<size_t>(std::max(0, node.input_size() - 2));
+    if (!is_if) {
+      const onnx::GraphProto& body = *graphs[0];
+      if (body.input_size() != static_cast<int>(2 + carried)) {
+        fail_user("{}: its body takes {} inputs, the Loop passes {}", where, body.input_size(), 2 + carried);
+      }
+      leading.push_back({body.input(0).name(), DType::i64, {}});
+      leading.push_back({body.input(1).name(), DType::boolean, {}});
+      for (size_t i = 0; i < carried; ++i) {
+        const Value* v = inputs[2 + i];
+        if (v == nullptr) fail_user("{}: loop-carried value {} is missing", where, i);
+        leading.push_back({body.input(static_cast<int>(2 + i)).name(), v->dtype, v->shape});
+      }
+    }
+    for (const std::string& c : captured) {
+      Value* v = lookup(c, where);
+      inputs.push_back(v);
+      leading.push_back({c, v->dtype, v->shape});
+    }
+    AttributeMap attrs;
+    for (size_t i = 0; i < graphs.size(); ++i) {
+      const std::string attr = is_if ? (i == 0 ? "then_branch" : "else_branch") : "body";
+      auto g = std::make_shared<Graph>(
+          GraphConverter(*graphs[i], fmt::format("{} {}.{}", origin_, name, attr)).convert_with(leading));
+      g->infer_shapes();  // the node's own inference reads its subgraphs' output types
+      attrs[attr] = std::move(g);
+    }
+    if (!is_if) attrs["carried"] = static_cast<int64_t>(carried);
+    std::vector<std::string> output_names;
+    for (const auto& out : node.output()) output_names.push_back(out.empty() ? value_names_.fresh(name + "_out") : out);
+    Node* n = graph_.add_node(node.op_type(), name, std::move(inputs), output_names, std::move(attrs));
     for (Value* out : n->outputs) define(out->name, out);
   }
 
@@ -185,8 +274,8 @@ class GraphConverter {
     define(node.output(0), graph_.add_constant(node.output(0), std::move(data)));
   }
 
-  const onnx::ModelProto& model_;
-  const std::string& origin_;
+  const onnx::GraphProto& onnx_graph_;
+  const std::string origin_;
   Graph graph_;
   std::unordered_map<std::string, Value*> values_;
   std::set<std::string> used_node_names_;
@@ -198,7 +287,7 @@ class GraphConverter {
 }  // namespace
 
 Graph convert_graph(const onnx::ModelProto& model, const std::string& origin) {
-  return GraphConverter(model, origin).convert();
+  return GraphConverter(model.graph(), origin).convert();
 }
 
 }  // namespace tilefuse::frontend

@@ -19,9 +19,16 @@ void check_attribute_structure(const onnx::NodeProto& node, const onnx::Attribut
   using A = onnx::AttributeProto;
   switch (attr.type()) {
     case A::GRAPH:
+      if ((node.op_type() == "If" || node.op_type() == "Loop") && node.domain().empty()) {
+        for (const auto& inner : attr.g().node()) {
+          for (const auto& inner_attr : inner.attribute()) check_attribute_structure(inner, inner_attr, origin);
+        }
+        return;
+      }
+      [[fallthrough]];
     case A::GRAPHS:
-      fail_user("{}: node '{}' ({}): attribute '{}' holds a subgraph; subgraphs are not supported", origin,
-                node.name(), node.op_type(), attr.name());
+      fail_user("{}: node '{}' ({}): attribute '{}' holds a subgraph; subgraphs are supported for If and Loop only",
+                origin, node.name(), node.op_type(), attr.name());
     case A::SPARSE_TENSOR:
     case A::SPARSE_TENSORS:
       fail_user("{}: node '{}' ({}): attribute '{}' holds a sparse tensor; sparse tensors are not supported",

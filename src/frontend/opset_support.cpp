@@ -221,9 +221,26 @@ int default_domain_opset(const onnx::ModelProto& model, const std::string& origi
   return static_cast<int>(*version);
 }
 
+namespace {
+
+// The graph's nodes and those of its subgraphs (If's branches, Loop's body), recursively.
+void all_nodes(const onnx::GraphProto& graph, std::vector<const onnx::NodeProto*>& out) {
+  for (const auto& node : graph.node()) {
+    out.push_back(&node);
+    for (const auto& attr : node.attribute()) {
+      if (attr.type() == onnx::AttributeProto::GRAPH) all_nodes(attr.g(), out);
+    }
+  }
+}
+
+}  // namespace
+
 void check_ops_supported(const onnx::ModelProto& model, const std::string& origin) {
   std::string message;
-  for (const auto& node : model.graph().node()) {
+  std::vector<const onnx::NodeProto*> nodes;
+  all_nodes(model.graph(), nodes);
+  for (const onnx::NodeProto* node_ptr : nodes) {
+    const onnx::NodeProto& node = *node_ptr;
     if (is_supported(node)) continue;
     std::optional<int64_t> opset = imported_opset(model, node.domain());
     if (!message.empty()) message += '\n';

@@ -4,6 +4,7 @@
 #include "ir/graph_clone.h"
 #include "passes/batch_norm_folding.h"
 #include "passes/concat_slice_folding.h"
+#include "passes/control_flow_inlining.h"
 #include "passes/conv_epilogue_folding.h"
 #include "passes/matmul_activation_folding.h"
 #include "passes/matmul_bias_folding.h"
@@ -16,6 +17,7 @@ namespace tilefuse::fusion {
 
 ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
   ExecutionPlan planned{clone_graph(graph), {}};
+  passes::inline_control_flow(planned.graph);
   passes::fold_batch_norms(planned.graph);
   if (fuse) {  // unfused mode keeps one op per step
     passes::fold_slices_of_concats(planned.graph);

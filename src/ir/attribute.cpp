@@ -13,6 +13,7 @@ std::string_view attr_kind_name(AttrKind kind) {
     case AttrKind::Floats: return "floats";
     case AttrKind::Strings: return "strings";
     case AttrKind::Tensor: return "tensor";
+    case AttrKind::Graph: return "graph";
   }
   return "?";
 }

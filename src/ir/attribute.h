@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -11,10 +12,16 @@
 
 namespace tilefuse {
 
-enum class AttrKind { Int, Float, String, Ints, Floats, Strings, Tensor };
+enum class AttrKind { Int, Float, String, Ints, Floats, Strings, Tensor, Graph };
+
+class Graph;
+// A subgraph (If's branches, Loop's body): closed (it reads only its own inputs and constants:
+// the importer turns ONNX's outer-scope references into inputs of the node) and never changed
+// after it is built, so copies of a node share it.
+using GraphRef = std::shared_ptr<const Graph>;
 
 using Attribute = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>,
-                               std::vector<std::string>, Tensor>;
+                               std::vector<std::string>, Tensor, GraphRef>;
 using AttributeMap = std::map<std::string, Attribute, std::less<>>;
 
 AttrKind attr_kind(const Attribute& a);

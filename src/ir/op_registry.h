@@ -78,6 +78,7 @@ void register_matmul_ops(OpRegistry& registry);
 void register_window_ops(OpRegistry& registry);
 void register_index_ops(OpRegistry& registry);
 void register_resize_ops(OpRegistry& registry);
+void register_control_flow_ops(OpRegistry& registry);
 void register_recurrent_ops(OpRegistry& registry);
 
 // Checks that the op is registered and the node's arity, attribute kinds and input dtype fit

@@ -42,6 +42,15 @@ class IrParser {
   IrParser(std::string_view text, const ParseOptions& options) : text_(text), options_(options) {}
 
   Graph parse() {
+    Graph g = graph_body();
+    skip_space();
+    if (pos_ != text_.size()) error("end of input after the graph's '}'");
+    return g;
+  }
+
+ private:
+  // `graph name(inputs) -> (outputs) { statements }`, at the top or as a subgraph attribute.
+  Graph graph_body() {
     expect_keyword("graph");
     graph_.name = name("a graph name");
     expect("(");
@@ -56,13 +65,19 @@ class IrParser {
     std::vector<std::pair<std::string, size_t>> outputs = output_list();
     expect("{");
     while (!accept("}")) statement();
-    skip_space();
-    if (pos_ != text_.size()) error("end of input after the graph's '}'");
     for (const auto& [out, pos] : outputs) graph_.add_output(lookup(out, pos));
     return std::move(graph_);
   }
 
- private:
+  // A subgraph has names of its own: a parser of its own over the same text.
+  GraphRef subgraph() {
+    IrParser nested(text_, options_);
+    nested.pos_ = pos_;
+    auto g = std::make_shared<Graph>(nested.graph_body());
+    pos_ = nested.pos_;
+    return g;
+  }
+
   // ---- characters and errors
   [[noreturn]] void error_at(size_t pos, const std::string& message) {
     size_t line = 1, column = 1;
@@ -446,6 +461,10 @@ class IrParser {
       pos_ = start;
       return number();
     }
+    if (w == "graph") {
+      pos_ = start;
+      return subgraph();
+    }
     if (w == "ints") return list(AttrKind::Ints);
     if (w == "floats") return list(AttrKind::Floats);
     if (w == "strings") return list(AttrKind::Strings);
@@ -455,7 +474,7 @@ class IrParser {
       return dense(dtype, shape, start);
     }
     pos_ = start;
-    error("an attribute value (number, \"string\", [list], ints[], floats[], strings[] or f32[2] dense<...>)");
+    error("an attribute value (number, \"string\", [list], ints[], floats[], strings[], f32[2] dense<...> or graph)");
   }
   // An int unless it shows a '.', an exponent, inf or nan.
   Attribute number() {

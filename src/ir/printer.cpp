@@ -133,6 +133,14 @@ std::string list_text(const std::vector<T>& items, std::string_view empty, F&& i
   return out + "]";
 }
 
+// A subgraph attribute: the graph's own text, its lines indented one level deeper.
+std::string subgraph_text(const Graph& graph, const PrintOptions& options) {
+  const std::string text = print_graph(graph, options);
+  std::string out;
+  for (size_t i = 0; i + 1 < text.size(); ++i) out += text[i] == '\n' ? std::string("\n    ") : std::string(1, text[i]);
+  return out;
+}
+
 std::string attribute_text(const Attribute& attr, const PrintOptions& options) {
   return std::visit(
       [&](const auto& a) -> std::string {
@@ -149,8 +157,10 @@ std::string attribute_text(const Attribute& attr, const PrintOptions& options) {
           return list_text(a, "floats[]", double_text);
         } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
           return list_text(a, "strings[]", [](const std::string& x) { return quote(x); });
-        } else {
+        } else if constexpr (std::is_same_v<T, Tensor>) {
           return a.summary() + " " + dense_text(a, options);
+        } else {
+          return subgraph_text(*a, options);
         }
       },
       attr);

@@ -34,5 +34,6 @@ void register_index_kernels(KernelTable& table);
 void register_einsum_kernel(KernelTable& table);
 void register_resize_kernel(KernelTable& table);
 void register_recurrent_kernels(KernelTable& table);
+void register_control_flow_kernels(KernelTable& table);
 
 }  // namespace tilefuse::reference

@@ -183,12 +183,12 @@ TEST(OnnxImportErrors, OpsetTooNew) {
   EXPECT_THAT(import_error(b.bytes()), HasSubstr("opset 24 of domain 'ai.onnx' is too new"));
 }
 
-TEST(OnnxImportErrors, SubgraphAttribute) {
+TEST(OnnxImportErrors, SubgraphAttributeOutsideIfAndLoop) {
   ModelBuilder b = relu_model();
   auto* attr = b.proto().mutable_graph()->mutable_node(1)->add_attribute();
   attr->set_name("body");
   attr->set_type(onnx::AttributeProto::GRAPH);
-  EXPECT_THAT(import_error(b.bytes()), HasSubstr("attribute 'body' holds a subgraph"));
+  EXPECT_THAT(import_error(b.bytes()), HasSubstr("attribute 'body' holds a subgraph; subgraphs are supported for If and Loop only"));
 }
 
 TEST(OnnxImportErrors, ShapeMismatchNamesFileAndNode) {
