@@ -142,6 +142,7 @@ int inline_control_flow(Graph& graph) {
       break;                 // graph.nodes() changed under the loop
     }
   }
+  if (replaced > 0) graph.remove_dead_nodes();  // conditions, trip counts, unused iteration numbers
   return replaced;
 }
 

@@ -468,5 +468,22 @@ TEST(PrinterParser, LargeTensorsGoToExternalDataAndComeBack) {
   EXPECT_NE(refused.find("external<OFFSET> data outside a model package"), std::string::npos) << refused;
 }
 
+// If's branches are graph attributes, printed as graphs one level deeper, and read back.
+TEST(PrinterParser, SubgraphAttributesRoundTrip) {
+  const std::string text =
+      "graph g(%c: bool[], %x: f32[N, 3]) -> (%y) {\n"
+      "  %y: f32[N, 3] = If(%c, %x) {else_branch = graph no(%x: f32[N, 3]) -> (%n) {\n"
+      "      %n: f32[N, 3] = Neg(%x) @neg\n"
+      "    }, then_branch = graph yes(%x: f32[N, 3]) -> (%x) {\n"
+      "    }} @branch\n"
+      "}\n";
+  const Graph g = parse_graph(text);
+  EXPECT_EQ(print_graph(g), text);
+  const Node& node = *g.nodes().at(0);
+  EXPECT_EQ(attr_kind(node.attrs.at("then_branch")), AttrKind::Graph);
+  EXPECT_EQ(std::get<GraphRef>(node.attrs.at("else_branch"))->nodes().at(0)->op, "Neg");
+  EXPECT_EQ(g.outputs().at(0)->shape, (Shape{Dim::symbol("N"), Dim(3)}));  // If's inference
+}
+
 }  // namespace
 }  // namespace tilefuse

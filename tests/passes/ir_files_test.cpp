@@ -18,6 +18,7 @@
 #include "pass_test_util.h"
 #include "passes/batch_norm_folding.h"
 #include "passes/concat_slice_folding.h"
+#include "passes/control_flow_inlining.h"
 #include "passes/constant_folding.h"
 #include "passes/conv_epilogue_folding.h"
 #include "passes/decompose_composites.h"
@@ -43,6 +44,7 @@ const std::map<std::string, std::function<int(Graph&)>>& named_passes() {
       {"fold-matmul-biases", fold_matmul_biases},
       {"fold-matmul-transposes", fold_matmul_transposes},
       {"fold-slices-of-concats", fold_slices_of_concats},
+      {"inline-control-flow", inline_control_flow},
       {"split-long-reductions", split_long_reductions},
   };
   return passes;
