@@ -20,6 +20,8 @@
 #include "driver/hardware_calibration.h"
 #include "driver/jit_buckets.h"
 #include "driver/package_writer.h"
+#include "ir/ops/control_flow.h"
+#include "runtime/branch_call.h"
 #include "runtime/kernel_library.h"
 #include "runtime/library_call.h"
 #include "runtime/thread_team.h"
@@ -75,6 +77,19 @@ std::string structural_name(const std::string& plan_name) {
   return pos == std::string::npos ? plan_name : plan_name.substr(0, pos);
 }
 
+// A branch of an If that planning could not inline, compiled as an executor of its own (the same
+// options and cache), run through a runtime::BranchCall.
+struct BranchExecutor : runtime::SubgraphRunner {
+  const Graph& branch;
+  ExecutorCounters counters;
+  Executor executor;
+  BranchExecutor(const Graph& g, const ExecutorOptions& options) : branch(g), executor(g, options, counters) {}
+  const Graph& graph() const override { return branch; }
+  void run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs) override {
+    executor.run(inputs, outputs);
+  }
+};
+
 }  // namespace
 
 // The compile pipeline's half of an executor: it plans, builds the kernels and prepares the
@@ -94,6 +109,8 @@ struct Executor::Impl : runtime::KernelProvider {
   runtime::ThreadTeam& team;
   std::vector<bool> shape_only;  // per step: computed when shapes are prepared, not run
   runtime::GemmBlocking default_blocking;  // of the library calls, unless tuned
+  // Per If step run by a branch call: its branches' executors (owned by the call), for packaging.
+  std::map<size_t, std::pair<const BranchExecutor*, const BranchExecutor*>> branches;
   // What building and tuning kernels needs; kept because the first run may still tune.
   build::ArtifactCache cache;
   build::Toolchain toolchain = build::Toolchain::from_environment();
@@ -127,11 +144,26 @@ struct Executor::Impl : runtime::KernelProvider {
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];
       const bool runs_on_node = step.kind == fusion::StepKind::LibraryCall || step.kind == fusion::StepKind::Host;
+      if (runs_on_node && !shape_only[i] && step.node->op == "If") {
+        library_calls[i] = compile_branches(i, *step.node);
+        continue;
+      }
       if (!runs_on_node || shape_only[i] || !runtime::library_call_supports(*step.node)) continue;
       library_calls[i] = runtime::prepare_library_call(*step.node, blocking);
       counters.packed_weight_bytes += library_calls[i]->packed_bytes();
       tune_library_call(*library_calls[i], *step.node, blocking, caches);
     }
+  }
+
+  // Both branches of an If, compiled now: the first run takes one of them, so the other's TopN
+  // candidates may never be measured (a package then takes their first candidate).
+  std::unique_ptr<runtime::LibraryCall> compile_branches(size_t step, const Node& node) {
+    ExecutorOptions branch_options = options;
+    branch_options.profile = nullptr;
+    auto then_branch = std::make_unique<BranchExecutor>(subgraph(node, "then_branch"), branch_options);
+    auto else_branch = std::make_unique<BranchExecutor>(subgraph(node, "else_branch"), branch_options);
+    branches[step] = {then_branch.get(), else_branch.get()};
+    return runtime::make_branch_call(node, std::move(then_branch), std::move(else_branch));
   }
 
   // With --topn above 1, a GEMM's blocking is measured among candidates like a kernel's tiling
@@ -203,8 +235,12 @@ struct Executor::Impl : runtime::KernelProvider {
   void save_package(const std::string& path) {
     std::string fingerprint;
     add_support_headers(fingerprint);  // a plan without kernels has not needed them yet
+    const auto save_branch = [this](size_t step, bool then_side, const std::string& branch_path) {
+      const auto& [then_branch, else_branch] = branches.at(step);
+      (then_side ? then_branch : else_branch)->executor.save_package(branch_path);
+    };
     write_package({graph, plan, kernels, library_calls, default_blocking, toolchain, team.size(), options.fuse,
-                   options.compile_threads},
+                   options.compile_threads, save_branch},
                   path);
   }
 

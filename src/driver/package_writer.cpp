@@ -207,11 +207,28 @@ json value_specs(const std::vector<Value*>& values) {
   return out;
 }
 
-json step_json(size_t i, const PackageContents& c, const PackagedKernel* k, const json& packed) {
+// Packages of the If branches that run as sub-models, in branches/<step>_<then|else>.tfx: per
+// step, {"then_branch": path, "else_branch": path} relative to the package.
+std::vector<json> write_branches(const PackageContents& c, const fs::path& dir) {
+  std::vector<json> out(c.plan.steps.size(), json());
+  for (size_t i = 0; i < c.plan.steps.size(); ++i) {
+    const fusion::PlanStep& step = c.plan.steps[i];
+    if (step.kind == fusion::StepKind::Kernel || step.node->op != "If" || !c.calls[i] || !c.save_branch) continue;
+    for (const bool then_side : {true, false}) {
+      const std::string relative = fmt::format("branches/{}_{}.tfx", i, then_side ? "then" : "else");
+      c.save_branch(i, then_side, (dir / relative).string());
+      out[i][then_side ? "then_branch" : "else_branch"] = relative;
+    }
+  }
+  return out;
+}
+
+json step_json(size_t i, const PackageContents& c, const PackagedKernel* k, const json& packed, const json& branches) {
   const fusion::PlanStep& step = c.plan.steps[i];
   json s = {{"kind", std::string(fusion::step_kind_name(step.kind))}};
   if (step.kind != fusion::StepKind::Kernel) {
     s["node"] = step.node->name;
+    if (!branches.is_null()) s["branches"] = branches;
     if (c.calls[i] && c.calls[i]->tunes_blocking()) s["blocking"] = blocking_json(c.calls[i]->blocking());
     if (!packed.empty()) s["packed_weights"] = packed;
     return s;
@@ -245,12 +262,12 @@ std::vector<std::string> cpu_features(const std::string& target) {
 }
 
 json manifest(const PackageContents& c, const std::vector<PackagedKernel>& kernels, const std::vector<json>& packed,
-              const fs::path& dir) {
+              const std::vector<json>& branches, const fs::path& dir) {
   json steps = json::array();
   size_t next_kernel = 0;
   for (size_t i = 0; i < c.plan.steps.size(); ++i) {
     const bool is_kernel = c.plan.steps[i].kind == fusion::StepKind::Kernel;
-    steps.push_back(step_json(i, c, is_kernel ? &kernels[next_kernel++] : nullptr, packed[i]));
+    steps.push_back(step_json(i, c, is_kernel ? &kernels[next_kernel++] : nullptr, packed[i], branches[i]));
   }
   json files = json::object();
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
@@ -317,7 +334,8 @@ void write_package(const PackageContents& c, const std::string& path_text) {
     for (const PackagedKernel& k : kernels) write_file(staging / kernel_file_name(k), k.source);
     write_file(staging / package::kSource, model_source(c, kernels));
     build_library(c, staging, build_dir, kernels);
-    write_file(staging / package::kManifest, manifest(c, kernels, packed, staging).dump(2) + "\n");
+    const std::vector<json> branches = write_branches(c, staging);
+    write_file(staging / package::kManifest, manifest(c, kernels, packed, branches, staging).dump(2) + "\n");
   } catch (...) {
     fs::remove_all(staging);
     fs::remove_all(build_dir);

@@ -3,6 +3,7 @@
 // once more into one library under names of its own, and the manifest that says what it all is.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct PackageContents {
   int device_threads = 1;
   bool fused = true;
   int compile_threads = 1;
+  // Writes the package of step `step`'s If branch (then or else) to `path`: branches that
+  // run as sub-models (runtime/branch_call.h) become packages inside this one.
+  std::function<void(size_t step, bool then_branch, const std::string& path)> save_branch;
 };
 
 // Writes the package to the directory `path`, replacing a package already there (never any

@@ -20,6 +20,7 @@
 #include "fusion/shape_only_steps.h"
 #include "ir/error.h"
 #include "ir/parser.h"
+#include "runtime/branch_call.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/device_limit.h"
 #include "runtime/executable_impl.h"
@@ -328,8 +329,14 @@ struct PackagedModel : Executable::Impl, KernelProvider {
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const fusion::PlanStep& step = plan.steps[i];
       const bool runs_on_node = step.kind == fusion::StepKind::LibraryCall || step.kind == fusion::StepKind::Host;
-      if (!runs_on_node || shape_only[i] || !library_call_supports(*step.node)) continue;
       const json& s = manifest.at("steps")[i];
+      if (runs_on_node && s.contains("branches")) {
+        const json& b = s.at("branches");
+        calls[i] = make_branch_call(*step.node, branch(b.at("then_branch").get<std::string>()),
+                                    branch(b.at("else_branch").get<std::string>()));
+        continue;
+      }
+      if (!runs_on_node || shape_only[i] || !library_call_supports(*step.node)) continue;
       std::optional<PrepackedOperands> prepacked;
       if (use_packed && s.contains("packed_weights")) prepacked.emplace(packed_regions(s.at("packed_weights")), weights.region);
       try {
@@ -343,6 +350,20 @@ struct PackagedModel : Executable::Impl, KernelProvider {
       }
       packed_weight_bytes += static_cast<int64_t>(calls[i]->packed_bytes());
     }
+  }
+
+  // A branch of an If, a package inside this one.
+  std::unique_ptr<SubgraphRunner> branch(const std::string& relative) const {
+    struct PackagedBranch : SubgraphRunner {
+      std::shared_ptr<Executable::Impl> model;
+      const Graph& graph() const override { return model->graph(); }
+      void run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs) override {
+        model->run_checked(inputs, outputs);
+      }
+    };
+    auto runner = std::make_unique<PackagedBranch>();
+    runner->model = load_model_package((dir / relative).string(), team->size());
+    return runner;
   }
 
   std::vector<PrepackedOperands::Region> packed_regions(const json& pairs) const {

@@ -11,6 +11,7 @@
 
 #include "build/build_test_support.h"
 #include "driver/executor.h"
+#include "ir/parser.h"
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
 #include "runtime/model_package.h"
@@ -183,6 +184,53 @@ TEST(PackageWriter, ConcurrentRunsOfALoadedPackageMatchSequentialOnes) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(mismatches, 0);
+}
+
+// An If on a run-time condition runs its branches as executors of their own; the package holds
+// each as a package inside it. The tuning run took one branch: the other's kernels take their
+// first candidate, unmeasured, and the package still computes both right.
+TEST(PackageWriter, IfBranchesBecomePackagesAndTheUntakenOneIsUnmeasured) {
+  TempDir dir;  // its own cache: no tuning record from another test
+  const Graph g = parse_graph(
+      "graph branchy(%x: f32[64, 256]) -> (%y) {\n"
+      "  %zero: f32[] = const dense<0>\n"
+      "  %s: f32[] = ReduceSum(%x) {keepdims = 0} @sum\n"
+      "  %c: bool[] = Greater(%s, %zero) @positive\n"
+      "  %y: f32[64, 256] = If(%c, %x) {else_branch = graph no(%x: f32[64, 256]) -> (%n) {\n"
+      "      %e: f32[64, 256] = Exp(%x) @exp\n"
+      "      %n: f32[64, 256] = Neg(%e) @neg\n"
+      "    }, then_branch = graph yes(%x: f32[64, 256]) -> (%t) {\n"
+      "      %r: f32[64, 256] = Sigmoid(%x) @sigmoid\n"
+      "      %t: f32[64, 256] = Mul(%r, %x) @mul\n"
+      "    }} @branch\n"
+      "}\n");
+  ExecutorCounters counters;
+  Executor exe(g, options(3, dir), counters);
+  Tensor positive = random_tensor({64, 256}, 3), negative = random_tensor({64, 256}, 4);
+  for (int64_t i = 0; i < positive.numel(); ++i) {
+    positive.set_f64(i, std::abs(positive.get_f64(i)));
+    negative.set_f64(i, -std::abs(negative.get_f64(i)));
+  }
+  exe.run({{"x", positive}});
+  exe.save_package(dir.file("branchy.tfx"));
+
+  const nlohmann::json outer = read_json(dir.file("branchy.tfx/manifest.json"));
+  const nlohmann::json& branches = outer.at("steps").at(2).at("branches");
+  auto unmeasured = [&](const std::string& relative) {
+    bool any = false;
+    const nlohmann::json manifest = read_json(fs::path(dir.file("branchy.tfx")) / relative / "manifest.json");
+    for (const auto& step : manifest.at("steps")) any |= step.value("unmeasured", false);
+    return any;
+  };
+  EXPECT_FALSE(unmeasured(branches.at("then_branch")));  // taken by the tuning run
+  EXPECT_TRUE(unmeasured(branches.at("else_branch")));
+
+  const Executable loaded = Executable::load(dir.file("branchy.tfx"));
+  for (const Tensor& x : {positive, negative}) {
+    const CompareResult r = compare_tensors(loaded.run({{"x", x}}).at("y"), reference::run_graph(g, {{"x", x}}).at(0),
+                                            {1e-5, 1e-6});
+    EXPECT_TRUE(r.ok) << r.message;
+  }
 }
 
 class DamagedPackage : public ::testing::Test {
