@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codegen/cpp_names.h"
+#include "codegen/kernel_schedule.h"
 #include "fusion/iteration_space.h"
 #include "fusion/loop_nest.h"
 #include "codegen/pointwise_expr.h"
@@ -27,16 +28,6 @@ constexpr int64_t kJitBlocksPerWorker = 4;
 constexpr int64_t kFallbackColumnReductionTile = 256;
 
 bool is_mask(const Value* v) { return v->dtype == DType::boolean; }
-bool is_reduction(const Node& n) { return n.def().has(kReduction); }
-
-// The values a node computes with, by input position (nullptr for an omitted optional input).
-// A reduction's axes and a view's shape are compile-time facts, not operands; a gather's data
-// and indices are read by its own load (KernelEmitter::gathered_load).
-std::vector<const Value*> operands_of(const Node& n) {
-  if (fusion::is_gather_op(n)) return {};
-  if (is_reduction(n) || fusion::is_view_op(n) || n.op == "Slice" || n.op == "Expand") return {n.input(0)};
-  return {n.inputs.begin(), n.inputs.end()};
-}
 
 // Ops whose value at a point of the domain is their input's value there: Transpose, Slice, Expand
 // (their input is read through the index map, fusion/iteration_space.h) and views (the
@@ -80,20 +71,7 @@ class CodeWriter {
 
 class KernelEmitter {
  public:
-  KernelEmitter(const fusion::FusedKernel& kernel, const KernelTiling& tiling, KernelVariant variant)
-      : k_(kernel),
-        tiling_(tiling),
-        jit_(variant == KernelVariant::Jit),
-        nest_(build_loop_nest(kernel.space)),
-        columns_(nest_.columns),
-        native_(fusion::has_native_values(kernel.space)) {
-    collect_buffers();
-    collect_symbols();
-    schedule_passes();
-    collect_streamed_inputs();
-    collect_transposed_inputs();
-    prefetch_pass_ = choose_prefetch_pass();
-  }
+  explicit KernelEmitter(KernelSchedule schedule) : s_(std::move(schedule)) {}
 
   KernelSource emit() {
     emit_header();
@@ -103,7 +81,7 @@ class KernelEmitter {
   }
 
  private:
-  // ---- analysis ----
+  // ---- types ----
 
   // The C++ type an expression of `n` computes in: its first non-bool operand's (a comparison,
   // a Cast, Where's branches), else its output's. Float-lane kernels compute everything in V.
@@ -122,71 +100,7 @@ class KernelEmitter {
     return native_ && is_integer(out) ? "static_cast<" + cpp_storage_type(out) + ">(" + expr + ")" : expr;
   }
 
-  void collect_buffers() {
-    for (Value* v : k_.inputs) add_buffer(v);
-    for (Value* v : k_.outputs) add_buffer(v);
-  }
 
-  void add_buffer(const Value* v) {
-    buffer_index_[v] = static_cast<int>(buffers_.size());
-    buffers_.push_back(v);
-  }
-
-  void collect_symbols() {
-    std::set<std::string> names;
-    auto add = [&](const Dim& d) {
-      auto s = d.symbols();
-      names.insert(s.begin(), s.end());
-    };
-    for (const auto& d : k_.space.domain) add(d);
-    for (const Value* v : buffers_) {
-      for (const auto& d : v->shape) add(d);
-    }
-    symbols_.assign(names.begin(), names.end());
-  }
-
-  Level level_of(const Value* v) const { return k_.space.access.at(v).level; }
-  bool internal(const Value* v) const {
-    return v->producer != nullptr && std::find(k_.nodes.begin(), k_.nodes.end(), v->producer) != k_.nodes.end();
-  }
-
-  // Passes over the inner axes: a full-size value can be computed in the first pass after every
-  // reduction it depends on has finished. Reductions finish at the end of their pass; row-level
-  // (reduced) values are ready after the pass that finishes their last reduction.
-  void schedule_passes() {
-    for (const Node* n : k_.nodes) {
-      int p = 0;
-      for (const Value* in : operands_of(*n)) {
-        if (in == nullptr || !internal(in)) continue;
-        p = std::max(p, level_of(in) == Level::Full ? pass_of_.at(in) : ready_after_.at(in));
-      }
-      const Value* out = n->outputs[0];
-      if (is_reduction(*n)) {
-        reduction_pass_[n] = p;
-        ready_after_[out] = p + 1;
-        num_passes_ = std::max(num_passes_, p + 1);
-      } else if (level_of(out) == Level::Full) {
-        pass_of_[out] = p;
-        num_passes_ = std::max(num_passes_, p + 1);
-      } else {
-        ready_after_[out] = p;
-      }
-      for (size_t i = 1; i < n->outputs.size(); ++i) pass_of_[n->outputs[i]] = p;
-    }
-    // Full values consumed in a later pass than they are made in go through the scratch row. A
-    // column reduction's unit spans many rows, too many to keep: it computes them again instead.
-    if (columns_) return;
-    for (const Node* n : k_.nodes) {
-      int use_pass = is_reduction(*n) ? reduction_pass_.at(n) : pass_of_.count(n->outputs[0]) ? pass_of_.at(n->outputs[0]) : -1;
-      for (const Value* in : operands_of(*n)) {
-        if (in == nullptr || !internal(in) || level_of(in) != Level::Full) continue;
-        if (use_pass > pass_of_.at(in) && !scratch_slot_.count(in)) {
-          int slot = static_cast<int>(scratch_slot_.size());
-          scratch_slot_[in] = slot;
-        }
-      }
-    }
-  }
 
   bool is_output(const Value* v) const { return std::find(k_.outputs.begin(), k_.outputs.end(), v) != k_.outputs.end(); }
 
@@ -441,7 +355,7 @@ class KernelEmitter {
     std::vector<const Node*> work;
     for (const Node* n : k_.nodes) {
       const Value* out = n->outputs[0];
-      if (is_reduction(*n) ? reduction_pass_.at(n) + 1 == p : level_of(out) == Level::Reduced && ready_after_.at(out) == p) {
+      if (is_reduction(*n) ? reduction_pass_.at(n) + 1 == p : s_.level_of(out) == Level::Reduced && ready_after_.at(out) == p) {
         work.push_back(n);
       }
     }
@@ -486,7 +400,7 @@ class KernelEmitter {
     return std::any_of(v->users.begin(), v->users.end(), [&](const Node* user) {
       if (std::find(k_.nodes.begin(), k_.nodes.end(), user) == k_.nodes.end()) return false;
       const Value* out = user->outputs[0];
-      return is_reduction(*user) || level_of(out) == Level::Full || ready_after_.at(out) != p;
+      return is_reduction(*user) || s_.level_of(out) == Level::Full || ready_after_.at(out) != p;
     });
   }
 
@@ -494,7 +408,7 @@ class KernelEmitter {
   // this loop, kept in its column array, or loaded.
   std::string column_operand(const Value* in) {
     if (loaded_.count(in)) return var(in);
-    if (!internal(in)) return load_operand(in);
+    if (!s_.internal(in)) return load_operand(in);
     loaded_.insert(in);
     std::string load = fmt::format("tf::load<V>({}_col + lane)", var(in));
     if (is_mask(in)) load = "(" + load + " != V(0.0f))";
@@ -503,7 +417,7 @@ class KernelEmitter {
   }
 
   std::string row_operand(const Value* in) {
-    if (internal(in)) return var(in);
+    if (s_.internal(in)) return var(in);
     if (!row_loaded_.insert(in).second) return var(in);
     if (native_ && in->constant && in->constant->numel() == 1 && (is_integer(in->dtype) || is_mask(in))) {
       // A literal: the compiler turns a division by it into a multiplication and vectorises it.
@@ -561,12 +475,12 @@ class KernelEmitter {
     if (columns_) {
       // A reduced row of the tile is in: sums fold their f32 partials now and then.
       for (const Node* n : k_.nodes) {
-        if (is_reduction(*n) && in_pass(*n, p)) w_.line(fmt::format("acc{}.end_row(c_end - c_begin);", var(n->outputs[0])));
+        if (is_reduction(*n) && s_.in_pass(*n, p)) w_.line(fmt::format("acc{}.end_row(c_end - c_begin);", var(n->outputs[0])));
       }
     }
     for (size_t a = 0; a < depth; ++a) w_.close();
     for (const Node* n : k_.nodes) {
-      if (columns_ && is_reduction(*n) && in_pass(*n, p)) w_.line(fmt::format("acc{}.finish(c_end - c_begin);", var(n->outputs[0])));
+      if (columns_ && is_reduction(*n) && s_.in_pass(*n, p)) w_.line(fmt::format("acc{}.finish(c_end - c_begin);", var(n->outputs[0])));
     }
     w_.close();
   }
@@ -575,10 +489,10 @@ class KernelEmitter {
   // per unit) with the divisions by them.
   void emit_pass_preamble(int p) {
     for (const Node* n : k_.nodes) {
-      if (!in_pass(*n, p)) continue;
+      if (!s_.in_pass(*n, p)) continue;
       if (is_reduction(*n)) w_.line(fmt::format("{} acc{};", accumulator_type(*n, columns_), var(n->outputs[0])));
       for (const Value* in : operands_of(*n)) {
-        if (in != nullptr && !internal(in) && constant_over_row(in)) row_operand(in);
+        if (in != nullptr && !s_.internal(in) && s_.constant_over_row(in)) row_operand(in);
       }
       if (divides_by_row_value(*n)) {
         w_.line(fmt::format("const tf::RowDivisor {}({});", row_divisor(*n), var(n->input(1))));
@@ -588,27 +502,6 @@ class KernelEmitter {
 
   // ---- blocks of rows (a Transpose materialised) ----
 
-  // Inputs a kernel reads across rows (strided along the vectorised axis) that are contiguous
-  // down the rows (stride 1 along the last outer axis): a Transpose of the innermost axis. Such
-  // a kernel computes blocks of tf::kLanes rows, and reads these inputs in tf::kLanes x tf::kLanes
-  // blocks transposed in registers (tf::load_transposed): every cache line read whole, where a
-  // vector of strided loads touched tf::kLanes lines (at a power-of-two row stride, all in one
-  // cache set, evicting each other before the next row could use them: f32[2048, 4096]
-  // transposed ran at 6 GB/s). Only for one-pass elementwise float kernels whose row-level
-  // values are the same for every row of a block (they are loaded once per unit).
-  void collect_transposed_inputs() {
-    if (native_ || nest_.reduces || num_passes_ != 1 || nest_.inner.size() != 1 || nest_.outer.empty()) return;
-    const LoopAxis& rows = nest_.outer.back();
-    if (rows.extent == Dim(1)) return;
-    for (const auto& [v, access] : k_.space.access) {
-      if ((access.level == Level::Reduced || constant_over_row(v)) && !(rows.strides.at(v) == Dim(0))) return;
-    }
-    for (const Value* in : k_.inputs) {
-      const Dim& across = nest_.inner.back().strides.at(in);
-      if (is_mask(in) || across == Dim(0) || across == Dim(1) || !(rows.strides.at(in) == Dim(1))) continue;
-      transposed_.push_back(in);
-    }
-  }
 
   bool blocks_rows() const { return !transposed_.empty(); }
 
@@ -712,14 +605,14 @@ class KernelEmitter {
 
   // Loads an external full-level input (once per pass body).
   std::string full_operand(const Value* in, int p) {
-    if (internal(in)) {
-      if (level_of(in) == Level::Reduced) {
+    if (s_.internal(in)) {
+      if (s_.level_of(in) == Level::Reduced) {
         return columns_ ? column_operand(in) : (is_mask(in) ? "tf::mask_bcast<V>(" : "V(") + var(in) + ")";
       }
       if (pass_of_.at(in) == p) return var(in);
       return columns_ ? recompute(in, p) : reload_from_scratch(in);
     }
-    if ((level_of(in) == Level::Reduced && !columns_) || (constant_over_row(in) && row_loaded_.count(in))) {
+    if ((s_.level_of(in) == Level::Reduced && !columns_) || (s_.constant_over_row(in) && row_loaded_.count(in))) {
       if (native_) return row_operand_in_body(in);
       return (is_mask(in) ? "tf::mask_bcast<V>(" : "V(") + row_operand_in_body(in) + ")";
     }
@@ -784,11 +677,6 @@ class KernelEmitter {
     return var(in);
   }
 
-  // Whether `v` is read at a different place by every unit (a row streamed from memory), rather
-  // than the same broadcast data (e.g. LayerNorm's gamma), which stays in cache anyway.
-  bool changes_with_unit(const Value* v) const {
-    return std::any_of(nest_.outer.begin(), nest_.outer.end(), [&](const LoopAxis& a) { return !(a.strides.at(v) == Dim(0)); });
-  }
 
   // A row-level external value used inside a pass body: loaded at row scope before the pass.
   std::string row_operand_in_body(const Value* in) {
@@ -811,49 +699,15 @@ class KernelEmitter {
   // see tf::RowDivisor.
   bool divides_by_row_value(const Node& n) const {
     if (native_ || n.op != "Div" || !is_float(n.outputs[0]->dtype)) return false;
-    if (level_of(n.outputs[0]) != Level::Full) return false;
+    if (s_.level_of(n.outputs[0]) != Level::Full) return false;
     if (columns_) return false;  // row-level values differ per column; recomputed values divide plainly
     const Value* divisor = n.input(1);
-    return internal(divisor) ? level_of(divisor) == Level::Reduced : constant_over_row(divisor);
+    return s_.internal(divisor) ? s_.level_of(divisor) == Level::Reduced : s_.constant_over_row(divisor);
   }
 
-  // An input read at one place for the whole unit: row-level, or broadcast along every inner axis.
-  bool constant_over_row(const Value* v) const {
-    if (level_of(v) == Level::Reduced) return true;
-    return std::all_of(nest_.inner.begin(), nest_.inner.end(), [&](const LoopAxis& a) { return a.strides.at(v) == Dim(0); });
-  }
   std::string row_divisor(const Node& n) { return var(n.outputs[0]) + "_divisor"; }
 
-  // External inputs that each unit reads at a place of its own, contiguously: what software
-  // prefetch fetches ahead (broadcast inputs such as LayerNorm's gamma stay in cache anyway).
-  void collect_streamed_inputs() {
-    for (const Node* n : k_.nodes) {
-      for (const Value* in : operands_of(*n)) {
-        if (in == nullptr || internal(in) || constant_over_row(in)) continue;
-        // A column reduction's units also differ by column tile: contiguous inputs stream.
-        if (!changes_with_unit(in) && !columns_) continue;
-        if (!(nest_.inner.back().strides.at(in) == Dim(1))) continue;
-        if (std::find(streamed_.begin(), streamed_.end(), in) == streamed_.end()) streamed_.push_back(in);
-      }
-    }
-  }
 
-  // Software prefetch of the next rows goes into the pass with the most arithmetic (vector math
-  // counting ten ops), the later one on a tie: without it memory idles through that pass. Measured
-  // against prefetching where the input is loaded: softmax 16.2 -> 13.3 ms (the exp pass),
-  // LayerNorm 12.7 -> 10.8 ms (the last pass; bench/README.md).
-  int choose_prefetch_pass() const {
-    int best = 0;
-    int most = -1;
-    for (int p = 0; p < num_passes_; ++p) {
-      int work = 0;
-      for (const Node* n : k_.nodes) {
-        if (in_pass(*n, p)) work += calls_vector_math(*n) ? 10 : 1;
-      }
-      if (work >= most) most = work, best = p;
-    }
-    return best;
-  }
 
   // Packs (4 vectors a step) interleave independent dependency chains, which pays for long
   // bodies (vector math) and short ones alike (fewer loop steps, reductions as trees); but each
@@ -865,15 +719,9 @@ class KernelEmitter {
     return !row || *row >= kSmallestPackFloats;
   }
 
-  bool in_pass(const Node& n, int p) const {
-    if (is_reduction(n)) return reduction_pass_.at(&n) == p;
-    auto it = pass_of_.find(n.outputs[0]);
-    return it != pass_of_.end() && it->second == p;
-  }
-
   void emit_pass_body(int p) {
     for (const Node* n : k_.nodes) {
-      if (!in_pass(*n, p)) continue;
+      if (!s_.in_pass(*n, p)) continue;
       std::vector<std::string> operands;
       for (const Value* in : operands_of(*n)) operands.push_back(in == nullptr ? "" : full_operand(in, p));
       if (is_reduction(*n)) {
@@ -900,7 +748,7 @@ class KernelEmitter {
     if (native_) {
       const std::string at = last == Dim(1) ? base + " + i" : base + " + i * " + cpp_int_expr(last);
       w_.line(fmt::format("tf::store_value({}, {});", at, var(out)));
-    } else if (last == Dim(1) && level_of(out) == Level::Reduced) {
+    } else if (last == Dim(1) && s_.level_of(out) == Level::Reduced) {
       w_.line(fmt::format("tf::store({} + i, {});", base, var(out)));  // small: never streamed
     } else if (last == Dim(1)) {
       w_.line(fmt::format("tf::store_output<kStreamStores>({} + i, {});", base, var(out)));
@@ -909,36 +757,36 @@ class KernelEmitter {
     }
   }
 
-  const fusion::FusedKernel& k_;
-  KernelTiling tiling_;
-  bool jit_;
-  LoopNest nest_;
-  bool columns_;  // a column reduction (fusion/loop_nest.h)
-  // Integer and f64 values keep their own types: the kernel is a scalar loop in which each value
-  // has its element type's C++ type (tilefuse_native.h), elementwise only (fusion's rule).
-  bool native_;
+  const KernelSchedule s_;  // what to print; the names below are its parts
+  const fusion::FusedKernel& k_ = *s_.kernel;
+  const KernelTiling& tiling_ = s_.tiling;
+  const bool jit_ = s_.jit;
+  const LoopNest& nest_ = s_.nest;
+  const bool columns_ = s_.columns;
+  const bool native_ = s_.native;
+  const std::vector<const Value*>& buffers_ = s_.buffers;
+  const std::map<const Value*, int>& buffer_index_ = s_.buffer_index;
+  const std::vector<std::string>& symbols_ = s_.symbols;
+  const std::map<const Value*, int>& pass_of_ = s_.pass_of;
+  const std::map<const Value*, int>& ready_after_ = s_.ready_after;
+  const std::map<const Node*, int>& reduction_pass_ = s_.reduction_pass;
+  const std::map<const Value*, int>& scratch_slot_ = s_.scratch_slot;
+  const std::vector<const Value*>& streamed_ = s_.streamed;
+  const std::vector<const Value*>& transposed_ = s_.transposed;
+  const int num_passes_ = s_.num_passes;
+  const int prefetch_pass_ = s_.prefetch_pass;
+  // Printing state.
   CodeWriter w_;
-  std::vector<const Value*> buffers_;
-  std::map<const Value*, int> buffer_index_;
-  std::vector<std::string> symbols_;
   std::map<const Value*, std::string> var_names_;
-  std::map<const Value*, int> pass_of_;        // full-level values: the pass computing them
-  std::map<const Value*, int> ready_after_;    // row-level values: the pass after which they exist
-  std::map<const Node*, int> reduction_pass_;  // the pass a reduction accumulates in
-  std::map<const Value*, int> scratch_slot_;
-  std::set<const Value*> loaded_;              // loaded in the current pass body
-  std::set<const Value*> row_loaded_;          // loaded at row scope in the current unit
-  std::vector<const Value*> streamed_;         // external inputs each unit reads contiguously
-  int num_passes_ = 0;
-  int prefetch_pass_ = 0;
-  std::vector<const Value*> transposed_;  // inputs read in transposed blocks (blocks_rows())
-  bool in_sub_row_ = false;               // emitting row r of a block of rows
+  std::set<const Value*> loaded_;      // loaded in the current pass body
+  std::set<const Value*> row_loaded_;  // loaded at row scope in the current unit
+  bool in_sub_row_ = false;            // emitting row r of a block of rows
 };
 
 }  // namespace
 
 KernelSource emit_kernel(const fusion::FusedKernel& kernel, const KernelTiling& tiling, KernelVariant variant) {
-  return KernelEmitter(kernel, tiling, variant).emit();
+  return KernelEmitter(schedule_kernel(kernel, tiling, variant)).emit();
 }
 
 }  // namespace tilefuse::codegen

@@ -47,7 +47,7 @@ TEST(OpTraits, EveryClaimedOpHasItsTraits) {
        kDataMovement},
       // Host steps: no trait the fusion patterns match.
       {{"ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ArgMax", "ArgMin", "CumSum",
-        "TopK", "NonZero", "Einsum", "RNN", "GRU", "LSTM"},
+        "TopK", "NonZero", "Einsum", "RNN", "GRU", "LSTM", "If", "Loop"},
        0},
   };
   size_t count = 0;
