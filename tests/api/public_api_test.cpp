@@ -190,6 +190,46 @@ TEST(Executable, SteadyRunsIntoTheSameBuffersAllocateNothing) {
   }
 }
 
+// Every bundled model saved as a package and loaded back through the public API: the same
+// inputs and outputs, numpy's results, and (like a compiled one) no allocation in steady runs.
+TEST(Executable, EveryBundledModelRunsFromItsPackage) {
+  const fs::path dir = fs::path(e2e::test_cache_dir()) / "packages_from_public_api";
+  for (const char* name : {"bias_gelu", "elementwise_chain", "layernorm_decomposed", "layernorm_opset17", "mlp_block",
+                           "scale_mask_softmax", "symbolic_batch"}) {
+    SCOPED_TRACE(name);
+    const Executable compiled = compile(load_onnx(models_dir() + "/" + name + ".onnx"), test_options());
+    const std::map<std::string, Tensor> inputs = committed_inputs(name, compiled);
+    compiled.run(inputs);
+    const std::string path = (dir / (std::string(name) + ".tfx")).string();
+    compiled.save(path);
+
+    const Executable loaded = Executable::load(path, {.threads = 2});
+    EXPECT_EQ(loaded.launches(), compiled.launches());
+    ASSERT_EQ(loaded.inputs().size(), compiled.inputs().size());
+    for (size_t i = 0; i < loaded.inputs().size(); ++i) {
+      EXPECT_EQ(loaded.inputs()[i].type, compiled.inputs()[i].type);
+      EXPECT_EQ(loaded.inputs()[i].shape, compiled.inputs()[i].shape);
+    }
+    std::map<std::string, Tensor> expected;
+    for (const TensorSpec& spec : loaded.outputs()) expected[spec.name] = io::read_npy(npy(name, "expected", spec.name));
+    std::map<std::string, Tensor> outputs;
+    loaded.run(inputs, outputs);
+    expect_close(outputs, expected, kVsNumpy, "package");
+    loaded.run(inputs, outputs);
+    t_allocations = 0;
+    t_counting = true;
+    loaded.run(inputs, outputs);
+    t_counting = false;
+    EXPECT_EQ(t_allocations, 0);
+  }
+  try {
+    compile(load_onnx(models_dir() + "/mlp_block.onnx"), test_options(Mode::reference)).save((dir / "ref.tfx").string());
+    ADD_FAILURE() << "saved a reference-mode executable";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("reference-mode executable has no kernels"));
+  }
+}
+
 TEST(Executable, AWrongInputIsAUserErrorAndLeavesTheOutputsAlone) {
   Executable exe = compile(load_onnx(models_dir() + "/mlp_block.onnx"), test_options());
   const std::map<std::string, Tensor> good = random_inputs(exe, 5);
