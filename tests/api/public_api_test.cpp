@@ -131,6 +131,39 @@ TEST(Executable, DescribesInputsAndOutputsWithSymbolicDims) {
 // Four threads run one Executable at once, each on its own inputs (of its own batch size where the
 // model has a symbolic batch), with tuning on so that first runs measure candidates while others
 // wait; every result must equal what the reference interpreter computes for those inputs.
+// Four threads run one executable 20 times each on inputs of their own (symbolic dims of
+// different sizes), against the reference; afterwards a sequential run of each still agrees.
+void expect_concurrent_runs_agree(const Executable& exe, const Executable& reference) {
+  constexpr int kThreads = 4;
+  std::vector<std::map<std::string, Tensor>> inputs, expected;
+  for (int t = 0; t < kThreads; ++t) {
+    inputs.push_back(random_inputs(exe, 100 + t, 1 + t));
+    expected.push_back(reference.run(inputs.back()));
+  }
+  const int64_t runs_before = exe.counters().at("runs");
+  std::vector<std::string> failures(kThreads);
+  std::latch start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      std::map<std::string, Tensor> outputs;
+      for (int run = 0; run < 20 && failures[t].empty(); ++run) {
+        exe.run(inputs[t], outputs);
+        for (const auto& [out, want] : expected[t]) {
+          CompareResult r = compare_tensors(outputs.at(out), want, kVsNumpy);
+          if (!r.ok) failures[t] = "run " + std::to_string(run) + ", output '" + out + "': " + r.message;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
+  // Afterwards, a sequential run of each input still agrees (no context was left corrupted).
+  for (int t = 0; t < kThreads; ++t) expect_close(exe.run(inputs[t]), expected[t], kVsNumpy, "sequential");
+  EXPECT_EQ(exe.counters().at("runs") - runs_before, kThreads * 20 + kThreads);
+}
+
 TEST(Executable, ConcurrentRunsGiveTheResultsOfSequentialRuns) {
   std::string templ = (fs::temp_directory_path() / "tilefuse_concurrent_XXXXXX").string();
   Options options = test_options();
@@ -139,35 +172,13 @@ TEST(Executable, ConcurrentRunsGiveTheResultsOfSequentialRuns) {
   for (const char* name : {"symbolic_batch", "mlp_block", "scale_mask_softmax"}) {
     SCOPED_TRACE(name);
     Model model = load_onnx(models_dir() + "/" + name + ".onnx");
-    Executable exe = compile(model, options);
-    Executable reference = compile(model, test_options(Mode::reference));
-    constexpr int kThreads = 4;
-    std::vector<std::map<std::string, Tensor>> inputs, expected;
-    for (int t = 0; t < kThreads; ++t) {
-      inputs.push_back(random_inputs(exe, 100 + t, 1 + t));
-      expected.push_back(reference.run(inputs.back()));
-    }
-    std::vector<std::string> failures(kThreads);
-    std::latch start(kThreads);
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-      threads.emplace_back([&, t] {
-        start.arrive_and_wait();
-        std::map<std::string, Tensor> outputs;
-        for (int run = 0; run < 20 && failures[t].empty(); ++run) {
-          exe.run(inputs[t], outputs);
-          for (const auto& [out, want] : expected[t]) {
-            CompareResult r = compare_tensors(outputs.at(out), want, kVsNumpy);
-            if (!r.ok) failures[t] = "run " + std::to_string(run) + ", output '" + out + "': " + r.message;
-          }
-        }
-      });
-    }
-    for (std::thread& thread : threads) thread.join();
-    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
-    // Afterwards, a sequential run of each input still agrees (no context was left corrupted).
-    for (int t = 0; t < kThreads; ++t) expect_close(exe.run(inputs[t]), expected[t], kVsNumpy, "sequential");
-    EXPECT_EQ(exe.counters().at("runs"), kThreads * 20 + kThreads);
+    const Executable exe = compile(model, options);
+    const Executable reference = compile(model, test_options(Mode::reference));
+    expect_concurrent_runs_agree(exe, reference);
+    // The same from its package.
+    const std::string package = options.cache_dir + "/" + name + ".tfx";
+    exe.save(package);
+    expect_concurrent_runs_agree(Executable::load(package, {.threads = 2}), reference);
   }
   fs::remove_all(options.cache_dir);
 }
