@@ -54,7 +54,14 @@ std::string specs_text(const json& specs) {
 }
 
 std::string step_detail(const json& step) {
-  if (step.value("kind", "") != "kernel") return step.value("node", "");
+  if (step.value("kind", "") != "kernel") {
+    std::string detail = step.value("node", "");
+    if (step.contains("branches")) {
+      detail += fmt::format("  branches {} and {}", step["branches"].value("then_branch", "?"),
+                            step["branches"].value("else_branch", "?"));
+    }
+    return detail;
+  }
   std::string detail = fmt::format("{}  key {}  {}", step.value("name", ""), step.value("kernel_key", ""),
                                    step.value("tiling", ""));
   if (step.value("unmeasured", false)) detail += "  (first candidate, unmeasured)";

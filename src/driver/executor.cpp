@@ -2,23 +2,19 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <mutex>
 
 #include <spdlog/spdlog.h>
 
 #include "build/compile_pool.h"
-#include "build/hashing.h"
-#include "build/precompiled_header.h"
 #include "codegen/kernel_emitter.h"
-#include "codegen/support_headers.h"
 #include "fusion/execution_plan.h"
 #include "fusion/shape_only_steps.h"
-#include "io/atomic_file.h"
 #include "ir/error.h"
 #include "driver/gemm_tuning.h"
 #include "driver/hardware_calibration.h"
 #include "driver/jit_buckets.h"
+#include "driver/kernel_headers.h"
 #include "driver/package_writer.h"
 #include "ir/ops/control_flow.h"
 #include "runtime/branch_call.h"
@@ -30,23 +26,6 @@ namespace tilefuse::driver {
 
 namespace {
 
-namespace fs = std::filesystem;
-
-// Writes the embedded support headers under <cache root>/include/<fingerprint>/ (once) and
-// returns that directory for the compiler's include path.
-std::string install_support_headers(const std::string& cache_root, std::string& fingerprint) {
-  std::string all;
-  for (const auto& h : codegen::support_headers()) all += h.relative_path + '\0' + h.text + '\0';
-  fingerprint = build::sha256_hex(all).substr(0, 16);
-  fs::path dir = fs::path(cache_root) / "include" / fingerprint;
-  for (const auto& h : codegen::support_headers()) {
-    fs::path file = dir / h.relative_path;
-    if (fs::exists(file) && fs::file_size(file) == h.text.size()) continue;
-    fs::create_directories(file.parent_path());
-    io::write_file_atomically(file.string(), h.text);
-  }
-  return dir.string();
-}
 
 // Adds the wall time of its scope to phases[name]: where building an executor spends its time.
 class PhaseTimer {
@@ -207,8 +186,9 @@ struct Executor::Impl : runtime::KernelProvider {
     std::string header_fingerprint;
     {
       PhaseTimer timer(counters.compile_phases_ms, "support_headers");
-      add_support_headers(header_fingerprint);
-      build::ensure_precompiled_header(toolchain, toolchain.include_dirs.back() + "/tilefuse_kernel.h");
+      const KernelHeaders headers = add_support_headers();
+      header_fingerprint = headers.fingerprint;
+      precompile_kernel_headers(headers, toolchain);
     }
     {
       PhaseTimer timer(counters.compile_phases_ms, "calibration");
@@ -227,14 +207,14 @@ struct Executor::Impl : runtime::KernelProvider {
     return jobs;
   }
 
-  void add_support_headers(std::string& fingerprint) {
-    const std::string dir = install_support_headers(cache.root(), fingerprint);
-    if (toolchain.include_dirs.empty()) toolchain.include_dirs.push_back(dir);
+  KernelHeaders add_support_headers() {
+    KernelHeaders headers = install_kernel_headers(cache.root());
+    if (toolchain.include_dirs.empty()) toolchain.include_dirs.push_back(headers.dir);
+    return headers;
   }
 
   void save_package(const std::string& path) {
-    std::string fingerprint;
-    add_support_headers(fingerprint);  // a plan without kernels has not needed them yet
+    add_support_headers();  // a plan without kernels has not needed them yet
     const auto save_branch = [this](size_t step, bool then_side, const std::string& branch_path) {
       const auto& [then_branch, else_branch] = branches.at(step);
       (then_side ? then_branch : else_branch)->executor.save_package(branch_path);

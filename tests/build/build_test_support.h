@@ -68,14 +68,14 @@ inline std::string read_text(const std::string& path) {
 }
 
 // A TILEFUSE_CXX for tests: a script that appends one line to `log` per compilation (not for
-// `--version`), then runs the system's c++. `delay` (a sleep(1) argument) holds each compilation
+// `--version`), "compile" and the arguments, then runs the system's c++. `delay` (a sleep(1) argument) holds each compilation
 // open so that concurrent builders are sure to overlap.
 inline std::string write_counting_compiler(const TempDir& dir, const std::string& log,
                                            const std::string& delay = "0") {
   const std::string script = dir.file("counting-c++");
   write_text(script,
              "#!/bin/sh\n"
-             "case \"$1\" in --version|-E) ;; *) echo compile >> '" + log + "'; sleep " + delay + " ;; esac\n"
+             "case \"$1\" in --version|-E) ;; *) echo compile \"$*\" >> '" + log + "'; sleep " + delay + " ;; esac\n"
              "exec c++ \"$@\"\n");
   ::chmod(script.c_str(), 0700);
   return script;

@@ -150,10 +150,14 @@ TEST(ExecutorCache, ConcurrentProcessesCompileEachKernelOnce) {
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child " << pid << " status " << status;
   }
-  // Two kernel libraries, plus the precompiled header where the compiler made one: each once.
-  size_t expected = 2 + files_ending_in(cache.path(), ".gch").size();
+  // Two kernel libraries, each compiled once; the precompiled header at most once (a new cache
+  // copies the build's when it was made by this compiler for this CPU).
   EXPECT_EQ(files_ending_in(cache.path(), "kernel.so").size(), 2u);
-  EXPECT_EQ(tilefuse::testing::count_lines(log), expected);
+  const std::string compiles = tilefuse::testing::read_text(log);
+  size_t headers = 0;
+  for (size_t at = compiles.find("c++-header"); at != std::string::npos; at = compiles.find("c++-header", at + 1)) ++headers;
+  EXPECT_LE(headers, 1u);
+  EXPECT_EQ(tilefuse::testing::count_lines(log) - headers, 2u);
 }
 
 }  // namespace

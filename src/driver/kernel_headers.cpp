@@ -1,0 +1,85 @@
+#include "driver/kernel_headers.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "build/file_lock.h"
+#include "build/hashing.h"
+#include "build/precompiled_header.h"
+#include "codegen/support_headers.h"
+#include "io/atomic_file.h"
+
+namespace tilefuse::driver {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kMainHeader = "tilefuse_kernel.h";
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Copies the prebuilt precompiled header into `headers` when it was made for this toolchain;
+// returns whether it did.
+bool copy_prebuilt(const KernelHeaders& headers, const build::Toolchain& toolchain) {
+  const std::string root = prebuilt_kernel_headers_root();
+  if (root.empty()) return false;
+  const fs::path prebuilt = fs::path(root) / "include" / headers.fingerprint / (std::string(kMainHeader) + ".gch");
+  std::error_code ec;
+  if (!fs::is_regular_file(prebuilt, ec) || read_text(prebuilt.string() + ".identity") != toolchain.identity) return false;
+  const fs::path target = fs::path(headers.dir) / (std::string(kMainHeader) + ".gch");
+  build::FileLock lock(fs::path(headers.dir) / (std::string(kMainHeader) + ".lock"));
+  if (fs::exists(target)) return true;
+  const fs::path temp = target.string() + ".tmp";
+  fs::copy_file(prebuilt, temp, fs::copy_options::overwrite_existing, ec);
+  if (ec) {
+    spdlog::debug("kernel headers: cannot copy the prebuilt {}: {}", prebuilt.string(), ec.message());
+    fs::remove(temp, ec);
+    return false;
+  }
+  fs::rename(temp, target);
+  spdlog::debug("kernel headers: precompiled header copied from the build ({})", prebuilt.string());
+  return true;
+}
+
+}  // namespace
+
+KernelHeaders install_kernel_headers(const std::string& root) {
+  std::string all;
+  for (const auto& h : codegen::support_headers()) all += h.relative_path + '\0' + h.text + '\0';
+  KernelHeaders out;
+  out.fingerprint = build::sha256_hex(all).substr(0, 16);
+  const fs::path dir = fs::path(root) / "include" / out.fingerprint;
+  for (const auto& h : codegen::support_headers()) {
+    fs::path file = dir / h.relative_path;
+    if (fs::exists(file) && fs::file_size(file) == h.text.size()) continue;
+    fs::create_directories(file.parent_path());
+    io::write_file_atomically(file.string(), h.text);
+  }
+  out.dir = dir.string();
+  return out;
+}
+
+void precompile_kernel_headers(const KernelHeaders& headers, const build::Toolchain& toolchain) {
+  const std::string header = headers.dir + "/" + kMainHeader;
+  if (fs::exists(header + ".gch") || copy_prebuilt(headers, toolchain)) return;
+  build::ensure_precompiled_header(toolchain, header);
+}
+
+std::string prebuilt_kernel_headers_root() {
+#ifdef TILEFUSE_PREBUILT_KERNEL_HEADERS
+  return TILEFUSE_PREBUILT_KERNEL_HEADERS;
+#else
+  return "";
+#endif
+}
+
+}  // namespace tilefuse::driver
