@@ -95,8 +95,9 @@ RunResult run_with_cpp_wrapper(const Graph& graph, const runtime::BoundInputs& i
                                const ExecutionOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const driver::ExecutorOptions resolved = executor_options(mode, options);
-  const std::string root = resolved.cache_dir.empty() ? build::ArtifactCache::default_root() : resolved.cache_dir;
-  const fs::path dir = fs::path(root) / "packages" / (safe_name(graph.name) + "-" + package_key(graph, mode, resolved));
+  // The cache's trust checks (a private root) before anything in it is loaded.
+  const build::ArtifactCache cache(resolved.cache_dir.empty() ? build::ArtifactCache::default_root() : resolved.cache_dir);
+  const fs::path dir = fs::path(cache.root()) / "packages" / (safe_name(graph.name) + "-" + package_key(graph, mode, resolved));
   fs::create_directories(dir);
   const std::string path = (dir / "model.tfx").string();
   std::optional<LoadedPackage> loaded;

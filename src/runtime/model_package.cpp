@@ -236,14 +236,14 @@ struct PackagedModel : Executable::Impl, KernelProvider {
   std::unique_ptr<StepRunner> runner;
 
   PackagedModel(fs::path package_dir, std::optional<int> threads) : dir(std::move(package_dir)) {
-    timed("manifest", [&] {
-      manifest = read_manifest(dir);
-      check_files(dir, manifest);
-      check_cpu();
-    });
-    timed("map", [&] { weights = map_file(dir / package::kWeights); });
-    timed("graph", [&] { graph_ = read_graph(dir, weights); });
-    try {
+    try {  // a field the manifest lacks or holds in the wrong type: malformed, whichever step reads it
+      timed("manifest", [&] {
+        manifest = read_manifest(dir);
+        check_files(dir, manifest);
+        check_cpu();
+      });
+      timed("map", [&] { weights = map_file(dir / package::kWeights); });
+      timed("graph", [&] { graph_ = read_graph(dir, weights); });
       timed("plan", [&] { read_plan(); });
       team = ThreadTeam::shared(package_threads(threads, manifest.at("device_threads").get<int>()));
       timed("kernels", [&] { load_kernels(); });

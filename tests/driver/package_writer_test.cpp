@@ -15,6 +15,7 @@
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
 #include "runtime/model_package.h"
+#include "tilefuse/kernel_abi.h"
 #include "tiling/hardware_model.h"
 
 namespace tilefuse::driver {
@@ -273,6 +274,9 @@ TEST_F(DamagedPackage, AManifestThatIsNotJsonOrNotAPackageIsRefused) {
   EXPECT_NE(load_error(path()).find("malformed"), std::string::npos);
   write_json(file("manifest.json"), {{"format", "something-else"}});
   EXPECT_NE(load_error(path()).find("not a tilefuse model package manifest"), std::string::npos);
+  // The right format, but a field missing: named as malformed, not an internal error.
+  write_json(file("manifest.json"), {{"format", "tilefuse-model-package"}, {"format_version", 1}, {"kernel_abi_version", TILEFUSE_KERNEL_ABI_VERSION}});
+  EXPECT_NE(load_error(path()).find("malformed"), std::string::npos);
   EXPECT_NE(load_error(dir_.file("nowhere")).find("not a directory"), std::string::npos);
 }
 
