@@ -11,7 +11,6 @@
 
 #include "build/compile_pool.h"
 #include "build/hashing.h"
-#include "io/atomic_file.h"
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "runtime/cpu_isa.h"
