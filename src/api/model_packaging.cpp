@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "api/output_files.h"
 #include "build/artifact_cache.h"
 #include "build/file_lock.h"
 #include "build/hashing.h"
@@ -42,13 +43,6 @@ std::string package_key(const Graph& graph, Mode mode, const driver::ExecutorOpt
                   options.device.threads, options.autotune_topn, build::Toolchain::from_environment().identity,
                   kVersion, codegen::kCodegenVersion);
   return build::sha256_hex(identity).substr(0, 16);
-}
-
-std::string safe_name(std::string name) {
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
-  }
-  return name.empty() ? "model" : name;
 }
 
 }  // namespace
@@ -97,7 +91,7 @@ RunResult run_with_cpp_wrapper(const Graph& graph, const runtime::BoundInputs& i
   const driver::ExecutorOptions resolved = executor_options(mode, options);
   // The cache's trust checks (a private root) before anything in it is loaded.
   const build::ArtifactCache cache(resolved.cache_dir.empty() ? build::ArtifactCache::default_root() : resolved.cache_dir);
-  const fs::path dir = fs::path(cache.root()) / "packages" / (safe_name(graph.name) + "-" + package_key(graph, mode, resolved));
+  const fs::path dir = fs::path(cache.root()) / "packages" / (safe_file_stem(graph.name) + "-" + package_key(graph, mode, resolved));
   fs::create_directories(dir);
   const std::string path = (dir / "model.tfx").string();
   std::optional<LoadedPackage> loaded;

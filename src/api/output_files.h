@@ -12,4 +12,7 @@ namespace tilefuse::api {
 // numeric suffix.
 std::vector<std::string> output_file_names(const std::vector<std::string>& output_names);
 
+// One name made safe as a file name the same way ("output" when empty).
+std::string safe_file_stem(const std::string& name);
+
 }  // namespace tilefuse::api

@@ -1,13 +1,12 @@
 #include "api/package_report.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "api/text_table.h"
 #include "build/hashing.h"
+#include "io/file_reading.h"
 #include "ir/error.h"
 #include "runtime/model_package.h"
 
@@ -18,13 +17,10 @@ using nlohmann::json;
 
 json package_report(const std::string& path) {
   const fs::path manifest_file = fs::path(path) / runtime::package::kManifest;
-  std::ifstream in(manifest_file);
-  if (!in) fail_user("'{}' is not a model package: no {}", path, runtime::package::kManifest);
+  if (!fs::is_regular_file(manifest_file)) fail_user("'{}' is not a model package: no {}", path, runtime::package::kManifest);
   json report;
   try {
-    std::ostringstream text;
-    text << in.rdbuf();
-    report = json::parse(text.str());
+    report = json::parse(io::read_file(manifest_file.string()));
   } catch (const json::exception& e) {
     fail_user("model package file '{}': malformed: {}", manifest_file.string(), e.what());
   }

@@ -122,12 +122,12 @@ struct Executor::Impl : runtime::KernelProvider {
     const runtime::GemmBlocking blocking = default_blocking = runtime::default_blocking(caches.l1d_bytes, caches.l2_bytes);
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];
-      const bool runs_on_node = step.kind == fusion::StepKind::LibraryCall || step.kind == fusion::StepKind::Host;
-      if (runs_on_node && !shape_only[i] && step.node->op == "If") {
+      if (!runtime::runs_on_its_node(step, shape_only[i])) continue;
+      if (step.node->op == "If") {
         library_calls[i] = compile_branches(i, *step.node);
         continue;
       }
-      if (!runs_on_node || shape_only[i] || !runtime::library_call_supports(*step.node)) continue;
+      if (!runtime::library_call_supports(*step.node)) continue;
       library_calls[i] = runtime::prepare_library_call(*step.node, blocking);
       counters.packed_weight_bytes += library_calls[i]->packed_bytes();
       tune_library_call(*library_calls[i], *step.node, blocking, caches);

@@ -1,8 +1,6 @@
 #include "driver/kernel_headers.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <spdlog/spdlog.h>
 
@@ -11,6 +9,7 @@
 #include "build/precompiled_header.h"
 #include "codegen/support_headers.h"
 #include "io/atomic_file.h"
+#include "io/file_reading.h"
 
 namespace tilefuse::driver {
 
@@ -20,21 +19,18 @@ namespace fs = std::filesystem;
 
 constexpr const char* kMainHeader = "tilefuse_kernel.h";
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Copies the prebuilt precompiled header into `headers` when it was made for this toolchain;
 // returns whether it did.
 bool copy_prebuilt(const KernelHeaders& headers, const build::Toolchain& toolchain) {
   const std::string root = prebuilt_kernel_headers_root();
   if (root.empty()) return false;
   const fs::path prebuilt = fs::path(root) / "include" / headers.fingerprint / (std::string(kMainHeader) + ".gch");
+  const fs::path identity = prebuilt.string() + ".identity";
   std::error_code ec;
-  if (!fs::is_regular_file(prebuilt, ec) || read_text(prebuilt.string() + ".identity") != toolchain.identity) return false;
+  if (!fs::is_regular_file(prebuilt, ec) || !fs::is_regular_file(identity, ec) ||
+      io::read_file(identity.string()) != toolchain.identity) {
+    return false;
+  }
   const fs::path target = fs::path(headers.dir) / (std::string(kMainHeader) + ".gch");
   build::FileLock lock(fs::path(headers.dir) / (std::string(kMainHeader) + ".lock"));
   if (fs::exists(target)) return true;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,6 +12,7 @@
 
 #include "build/compile_pool.h"
 #include "build/hashing.h"
+#include "io/file_reading.h"
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "runtime/cpu_isa.h"
@@ -25,14 +27,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 namespace package = runtime::package;
-
-std::string read_file(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail_internal("cannot read '{}'", file.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 void write_file(const fs::path& file, const std::string& text) {
   std::ofstream out(file, std::ios::binary);
@@ -63,7 +57,7 @@ PackagedKernel packaged_kernel(size_t step, const fusion::FusedKernel& kernel, c
   }
   const fs::path dir = fs::path(library->path()).parent_path();
   if (built.path != tiling::CompilePath::Jit) out.kernel_key = dir.filename().string();
-  out.source = read_file(dir / "kernel.cpp");  // beside kernel.so in every cache entry (build/library_entry.h)
+  out.source = io::read_file((dir / "kernel.cpp").string());  // beside kernel.so in every cache entry (build/library_entry.h)
   return out;
 }
 
@@ -119,6 +113,12 @@ std::vector<std::string> names_of(const std::vector<Value*>& values) {
   return out;
 }
 
+// The packaged kernel of plan step `i`; null for a step that is not a kernel.
+const PackagedKernel* kernel_of_step(const std::vector<PackagedKernel>& kernels, size_t i) {
+  auto it = std::find_if(kernels.begin(), kernels.end(), [&](const PackagedKernel& k) { return k.step == i; });
+  return it == kernels.end() ? nullptr : &*it;
+}
+
 // One line per step for model.cpp's opening comment.
 std::string step_line(size_t i, const fusion::PlanStep& step, const PackageContents& c, const PackagedKernel* k) {
   if (step.kind == fusion::StepKind::Kernel) {
@@ -156,11 +156,7 @@ std::string model_source(const PackageContents& c, const std::vector<PackagedKer
       "\n// Tuned for {} worker thread(s). The runtime runs these {} steps in order, every buffer in one\n"
       "// arena planned per input shape (runtime/step_runner.h):\n//\n",
       c.device_threads, c.plan.steps.size());
-  size_t next_kernel = 0;
-  for (size_t i = 0; i < c.plan.steps.size(); ++i) {
-    const bool is_kernel = c.plan.steps[i].kind == fusion::StepKind::Kernel;
-    out += step_line(i, c.plan.steps[i], c, is_kernel ? &kernels[next_kernel++] : nullptr);
-  }
+  for (size_t i = 0; i < c.plan.steps.size(); ++i) out += step_line(i, c.plan.steps[i], c, kernel_of_step(kernels, i));
   out += "//\n// Each kernel is kernels/<step>_<name>.cpp, compiled with its entry points renamed tf_step<N>_*.\n"
          "#include \"tilefuse/kernel_abi.h\"\n\nextern \"C\" {\n";
   for (const PackagedKernel& k : kernels) {
@@ -269,10 +265,8 @@ json step_json(size_t i, const PackageContents& c, const PackagedKernel* k, cons
 json manifest(const PackageContents& c, const std::vector<PackagedKernel>& kernels, const std::vector<json>& packed,
               const std::vector<json>& branches, const fs::path& dir) {
   json steps = json::array();
-  size_t next_kernel = 0;
   for (size_t i = 0; i < c.plan.steps.size(); ++i) {
-    const bool is_kernel = c.plan.steps[i].kind == fusion::StepKind::Kernel;
-    steps.push_back(step_json(i, c, is_kernel ? &kernels[next_kernel++] : nullptr, packed[i], branches[i]));
+    steps.push_back(step_json(i, c, kernel_of_step(kernels, i), packed[i], branches[i]));
   }
   json files = json::object();
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
@@ -306,7 +300,7 @@ void check_target(const fs::path& path) {
   bool is_package = fs::is_directory(path) && fs::exists(manifest_file);
   if (is_package) {
     try {
-      is_package = json::parse(read_file(manifest_file)).value("format", "") == package::kFormatName;
+      is_package = json::parse(io::read_file(manifest_file.string())).value("format", "") == package::kFormatName;
     } catch (const json::exception&) {
       is_package = false;
     }

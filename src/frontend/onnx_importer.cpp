@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "frontend/external_data.h"
-#include "frontend/file_reading.h"
+#include "io/file_reading.h"
 #include "frontend/graph_conversion.h"
 #include "frontend/model_reader.h"
 #include "frontend/opset_support.h"
@@ -59,7 +59,7 @@ Graph import_onnx_file(const std::string& path, const ImportOptions& options) {
     with_dir.external_data_dir = std::filesystem::path(path).parent_path().string();
     if (with_dir.external_data_dir.empty()) with_dir.external_data_dir = ".";
   }
-  return import_onnx_bytes(read_binary_file(path), path, with_dir);
+  return import_onnx_bytes(io::read_file(path), path, with_dir);
 }
 
 }  // namespace tilefuse::frontend

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "frontend/file_reading.h"
+#include "io/file_reading.h"
 #include "frontend/tensor_proto_conversion.h"
 #include "ir/checked_size.h"
 #include "ir/error.h"
@@ -97,7 +97,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& wher
 }
 
 Tensor read_tensor_proto_file(const std::string& path, std::string* name_out) {
-  std::string bytes = read_binary_file(path);
+  std::string bytes = io::read_file(path);
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes)) fail_user("{}: not a valid serialized ONNX TensorProto", path);
   Tensor t = tensor_from_proto(proto, path);

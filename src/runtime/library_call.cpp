@@ -52,4 +52,8 @@ std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBl
 
 bool own_gemm_engine() { return microkernel_supported(); }
 
+bool runs_on_its_node(const fusion::PlanStep& step, bool shape_only) {
+  return (step.kind == fusion::StepKind::LibraryCall || step.kind == fusion::StepKind::Host) && !shape_only;
+}
+
 }  // namespace tilefuse::runtime

@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "fusion/fusion_plan.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "runtime/sgemm.h"
@@ -47,6 +48,10 @@ class LibraryCall {
 // ArgMax/ArgMin, CumSum and Add/Sub/Mul/Div); other ops and dtypes run on the host (reference) kernels. Asked only of steps the planner left outside
 // its kernels.
 bool library_call_supports(const Node& node);
+
+// True for a library or host step that runs (not one computed with the shapes, `shape_only`):
+// the steps the executor and a model package prepare library calls for, by the same rule.
+bool runs_on_its_node(const fusion::PlanStep& step, bool shape_only);
 
 // Prepares `node` (library_call_supports must be true).
 std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBlocking& blocking);

@@ -8,9 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -19,6 +17,7 @@
 #include "fusion/iteration_space.h"
 #include "fusion/shape_only_steps.h"
 #include "ir/error.h"
+#include "io/file_reading.h"
 #include "ir/parser.h"
 #include "runtime/branch_call.h"
 #include "runtime/cpu_isa.h"
@@ -45,21 +44,13 @@ template <typename... Args>
   fail_user("model package file '{}': {}", file.string(), fmt::format(format, std::forward<Args>(args)...));
 }
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail_package(file, "cannot be read ({})", std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 json read_manifest(const fs::path& dir) {
   if (!fs::is_directory(dir)) fail_user("model package '{}': not a directory (a package is the directory `tilefuse compile -o` writes)", dir.string());
   const fs::path file = dir / package::kManifest;
   if (!fs::exists(file)) fail_package(file, "missing: '{}' is not a model package", dir.string());
   json manifest;
   try {
-    manifest = json::parse(read_text(file));
+    manifest = json::parse(io::read_file(file.string()));
     if (manifest.value("format", "") != package::kFormatName) fail_package(file, "not a tilefuse model package manifest");
     const int version = manifest.at("format_version").get<int>();
     if (version != package::kFormatVersion) {
@@ -78,8 +69,8 @@ json read_manifest(const fs::path& dir) {
 }
 
 // Each file the manifest lists is there with its recorded size: a truncated or replaced file is
-// refused here, before anything is mapped or loaded. (Checksums are `tilefuse inspect --verify`'s
-// business: hashing the weights on every load would cost more than mapping them.)
+// refused here, before anything is mapped or loaded. (Checksums are `tilefuse inspect`'s business:
+// hashing the weights on every load would cost more than mapping them.)
 void check_files(const fs::path& dir, const json& manifest) {
   for (const auto& [name, info] : manifest.at("files").items()) {
     const fs::path file = dir / name;
@@ -133,7 +124,7 @@ Graph read_graph(const fs::path& dir, const MappedFile& weights) {
   };
   const fs::path file = dir / package::kGraph;
   try {
-    return parse_graph(read_text(file), options);
+    return parse_graph(io::read_file(file.string()), options);
   } catch (const UserError& e) {
     fail_package(file, "{}", e.what());
   }
@@ -295,7 +286,6 @@ struct PackagedModel : Executable::Impl, KernelProvider {
     if (list == nullptr) fail_package(file, "has no {} table", TILEFUSE_SYMBOL_PACKAGE_KERNELS);
     size_t count = 0;
     const tf_package_kernel* table = list(&count);
-    std::vector<bool> found(plan.steps.size(), false);
     for (size_t k = 0; k < count; ++k) {
       const tf_package_kernel& entry = table[k];
       const auto step = static_cast<size_t>(entry.step);
@@ -305,10 +295,9 @@ struct PackagedModel : Executable::Impl, KernelProvider {
       }
       kernels[step].library = KernelLibrary::from_entry_points(library, entry, fmt::format("{}:{}", file.string(), entry.name));
       kernels[step].block_dim = manifest.at("steps")[step].at("block_dim").get<int>();
-      found[step] = true;
     }
     for (size_t i = 0; i < plan.steps.size(); ++i) {
-      if (plan.steps[i].kind == fusion::StepKind::Kernel && !found[i]) {
+      if (plan.steps[i].kind == fusion::StepKind::Kernel && !kernels[i].library) {
         fail_package(file, "has no kernel for step {} ('{}')", i, plan.steps[i].kernel.name);
       }
     }
@@ -328,15 +317,15 @@ struct PackagedModel : Executable::Impl, KernelProvider {
     }
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const fusion::PlanStep& step = plan.steps[i];
-      const bool runs_on_node = step.kind == fusion::StepKind::LibraryCall || step.kind == fusion::StepKind::Host;
+      if (!runs_on_its_node(step, shape_only[i])) continue;
       const json& s = manifest.at("steps")[i];
-      if (runs_on_node && s.contains("branches")) {
+      if (s.contains("branches")) {
         const json& b = s.at("branches");
         calls[i] = make_branch_call(*step.node, branch(b.at("then_branch").get<std::string>()),
                                     branch(b.at("else_branch").get<std::string>()));
         continue;
       }
-      if (!runs_on_node || shape_only[i] || !library_call_supports(*step.node)) continue;
+      if (!library_call_supports(*step.node)) continue;
       std::optional<PrepackedOperands> prepacked;
       if (use_packed && s.contains("packed_weights")) prepacked.emplace(packed_regions(s.at("packed_weights")), weights.region);
       try {

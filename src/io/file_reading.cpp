@@ -1,4 +1,4 @@
-#include "frontend/file_reading.h"
+#include "io/file_reading.h"
 
 #include <cerrno>
 #include <cstring>
@@ -8,9 +8,9 @@
 
 #include "ir/error.h"
 
-namespace tilefuse::frontend {
+namespace tilefuse::io {
 
-std::string read_binary_file(const std::string& path) {
+std::string read_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail_user("{}: file not found", path);
   if (std::filesystem::is_directory(path, ec)) fail_user("{}: is a directory, not a file", path);
@@ -22,4 +22,4 @@ std::string read_binary_file(const std::string& path) {
   return std::move(bytes).str();
 }
 
-}  // namespace tilefuse::frontend
+}  // namespace tilefuse::io
