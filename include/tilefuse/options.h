@@ -14,7 +14,7 @@ enum class Mode {
 
 // How a model is compiled and run. Unset fields come from the TILEFUSE_* environment variables
 // (TILEFUSE_NUM_THREADS, TILEFUSE_COMPILE_THREADS, TILEFUSE_AUTOTUNE_TOPN, TILEFUSE_CACHE_DIR,
-// TILEFUSE_DEBUG_DIR), else from the machine.
+// TILEFUSE_DEBUG_DIR, TILEFUSE_CPP_WRAPPER), else from the machine.
 struct Options {
   Mode mode = Mode::fused;
   std::optional<int> threads;          // worker threads (the device limit); default: every core
@@ -22,6 +22,10 @@ struct Options {
   std::optional<int> autotune_topn;    // tiling candidates measured per static kernel (1: none)
   std::string cache_dir;               // compiled kernels and tuning records; default ~/.cache/tilefuse
   std::string debug_dir;               // non-empty: every generated artifact is written there
+  // Run through a model package kept in the cache (Executable::save's format, with the whole
+  // model in one library): built on the first run, from that run's inputs, and loaded by later
+  // processes without compiling. Default: TILEFUSE_CPP_WRAPPER (0 or 1). Fused or unfused mode.
+  std::optional<bool> cpp_wrapper;
 };
 
 }  // namespace tilefuse

@@ -31,12 +31,14 @@ namespace api {
 struct Model;
 }
 
-// An input or output as the model declares it, e.g. {"x", "f32[N, 128]", DType::f32, {-1, 128}}.
+// An input or output as the model declares it, e.g.
+// {"x", "f32[N, 128]", DType::f32, {-1, 128}, {"N", ""}}.
 struct TensorSpec {
   std::string name;
   std::string type;
   DType dtype = DType::f32;
-  std::vector<int64_t> shape;  // -1 where the dim is symbolic (named in `type`)
+  std::vector<int64_t> shape;          // -1 where the dim is symbolic
+  std::vector<std::string> dim_names;  // per dim: the symbolic expression ("N", "2*S"), "" where constant
 };
 
 class Executable;
@@ -50,11 +52,18 @@ class Model {
  private:
   explicit Model(std::shared_ptr<const api::Model> model) : model_(std::move(model)) {}
   friend Model load_onnx(const std::string& path);
+  friend Model load_onnx_bytes(const std::string& bytes, const std::string& origin);
+// The same from a serialized ModelProto in memory (`origin` names it in error messages). A model
+// whose tensors live in external data files needs load_onnx(path), which knows their folder.
+Model load_onnx_bytes(const std::string& bytes, const std::string& origin = "<memory>");
   friend Executable compile(const Model& model, const Options& options);
   std::shared_ptr<const api::Model> model_;
 };
 
 Model load_onnx(const std::string& path);
+// The same from a serialized ModelProto in memory (`origin` names it in error messages). A model
+// whose tensors live in external data files needs load_onnx(path), which knows their folder.
+Model load_onnx_bytes(const std::string& bytes, const std::string& origin = "<memory>");
 
 // A model compiled for this machine: every kernel built (or found in the cache) and loaded. Cheap
 // to copy: copies share the compiled model. run() may be called from several threads at once;
@@ -106,6 +115,11 @@ class Executable {
 // fused mode with autotune_topn above 1, the first run measures the static kernels' candidates on
 // its inputs; later runs, in any process, reuse the recorded winners.
 Executable compile(const Model& model, const Options& options = {});
+
+// Sends tilefuse's log to stderr at `level` (trace, debug, info, warn, error, critical, off);
+// empty: TILEFUSE_LOG_LEVEL, else warn. A program that never calls it gets spdlog's defaults.
+// Throws UserError for an unknown level.
+void configure_logging(const std::string& level = "");
 
 // One-shot convenience: compile(model, options).run(inputs). Kernels come from the on-disk cache
 // after the first time, but planning and loading are repeated: keep an Executable to run many times.

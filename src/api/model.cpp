@@ -6,11 +6,20 @@
 
 namespace tilefuse::api {
 
-Model load_model(const std::string& path) {
-  Model model{path, frontend::import_onnx_file(path)};
-  spdlog::info("loaded {}: {} nodes, {} inputs, {} outputs", path, model.graph.num_nodes(),
-               model.graph.inputs().size(), model.graph.outputs().size());
-  return model;
+namespace {
+
+Model loaded(std::string origin, Graph graph) {
+  spdlog::info("loaded {}: {} nodes, {} inputs, {} outputs", origin, graph.num_nodes(), graph.inputs().size(),
+               graph.outputs().size());
+  return Model{std::move(origin), std::move(graph)};
+}
+
+}  // namespace
+
+Model load_model(const std::string& path) { return loaded(path, frontend::import_onnx_file(path)); }
+
+Model load_model_bytes(const std::string& bytes, const std::string& origin) {
+  return loaded(origin, frontend::import_onnx_bytes(bytes, origin));
 }
 
 }  // namespace tilefuse::api

@@ -14,5 +14,7 @@ struct Model {
 
 // Imports an ONNX file (see frontend/onnx_importer.h); throws UserError naming the file.
 Model load_model(const std::string& path);
+// The same from a serialized ModelProto; `origin` names it in messages.
+Model load_model_bytes(const std::string& bytes, const std::string& origin);
 
 }  // namespace tilefuse::api

@@ -85,40 +85,41 @@ RunResult run_package(const LoadedPackage& package, const runtime::BoundInputs& 
   return result;
 }
 
-RunResult run_with_cpp_wrapper(const Graph& graph, const runtime::BoundInputs& inputs, Mode mode,
-                               const ExecutionOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
+CachedPackage cached_package(const Graph& graph, const runtime::BoundInputs& inputs, Mode mode,
+                             const ExecutionOptions& options) {
   const driver::ExecutorOptions resolved = executor_options(mode, options);
   // The cache's trust checks (a private root) before anything in it is loaded.
   const build::ArtifactCache cache(resolved.cache_dir.empty() ? build::ArtifactCache::default_root() : resolved.cache_dir);
   const fs::path dir = fs::path(cache.root()) / "packages" / (safe_file_stem(graph.name) + "-" + package_key(graph, mode, resolved));
   fs::create_directories(dir);
   const std::string path = (dir / "model.tfx").string();
-  std::optional<LoadedPackage> loaded;
-  double build_ms = 0;
-  PackageBuild built;
-  {
-    build::FileLock lock((dir / "build.lock").string());  // one process builds, the others wait and load it
-    if (is_model_package(path)) {
-      try {
-        loaded = load_package(path, options.threads);
-      } catch (const UserError& e) {
-        spdlog::warn("cpp wrapper: the cached package cannot be used, building it again: {}", e.what());
-      }
-    }
-    if (!loaded) {
-      const auto build_start = std::chrono::steady_clock::now();
-      built = build_package(graph, inputs, mode, options, path);
-      build_ms = ms_since(build_start);
-      loaded = load_package(path, options.threads);
+  CachedPackage out;
+  build::FileLock lock((dir / "build.lock").string());  // one process builds, the others wait and load it
+  if (is_model_package(path)) {
+    try {
+      out.loaded = load_package(path, options.threads);
+      return out;
+    } catch (const UserError& e) {
+      spdlog::warn("cpp wrapper: the cached package cannot be used, building it again: {}", e.what());
     }
   }
-  RunResult result = run_package(*loaded, inputs);
+  const auto build_start = std::chrono::steady_clock::now();
+  out.built = build_package(graph, inputs, mode, options, path);
+  out.build_ms = ms_since(build_start);
+  out.loaded = load_package(path, options.threads);
+  return out;
+}
+
+RunResult run_with_cpp_wrapper(const Graph& graph, const runtime::BoundInputs& inputs, Mode mode,
+                               const ExecutionOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const CachedPackage package = cached_package(graph, inputs, mode, options);
+  RunResult result = run_package(package.loaded, inputs);
   result.compile_ms = ms_since(start) - result.elapsed_ms;
-  if (build_ms > 0) result.compile_phases_ms["package_build"] = build_ms;
-  result.counters["package_built"] = build_ms > 0;
+  if (package.build_ms > 0) result.compile_phases_ms["package_build"] = package.build_ms;
+  result.counters["package_built"] = package.build_ms > 0;
   for (const char* name : {"compiles", "cache_hits", "candidates_measured", "kernels_tuned"}) {
-    if (built.counters.count(name)) result.counters[name] = built.counters.at(name);
+    if (package.built.counters.count(name)) result.counters[name] = package.built.counters.at(name);
   }
   return result;
 }

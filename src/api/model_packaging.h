@@ -38,8 +38,17 @@ LoadedPackage load_package(const std::string& path, std::optional<int> threads);
 // Runs a loaded package; compile_ms is its load time.
 RunResult run_package(const LoadedPackage& package, const runtime::BoundInputs& inputs);
 
-// The package for `graph` in `mode` with these options, from the cache (built there first if
-// missing or unusable), run on `inputs`. compile_ms covers the build (if any) and the load.
+// The package for `graph` in `mode` with these options, from the cache, or built there first
+// (tuned on `inputs`) when it is missing or unusable.
+struct CachedPackage {
+  LoadedPackage loaded;
+  PackageBuild built;   // what building it did (nothing when it came from the cache)
+  double build_ms = 0;  // 0: it came from the cache
+};
+CachedPackage cached_package(const Graph& graph, const runtime::BoundInputs& inputs, Mode mode,
+                             const ExecutionOptions& options);
+
+// cached_package(), run on `inputs`. compile_ms covers the build (if any) and the load.
 RunResult run_with_cpp_wrapper(const Graph& graph, const runtime::BoundInputs& inputs, Mode mode,
                                const ExecutionOptions& options);
 

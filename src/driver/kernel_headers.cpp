@@ -1,6 +1,10 @@
 #include "driver/kernel_headers.h"
 
+#include <dlfcn.h>
+
+#include <cstdlib>
 #include <filesystem>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -71,11 +75,24 @@ void precompile_kernel_headers(const KernelHeaders& headers, const build::Toolch
 }
 
 std::string prebuilt_kernel_headers_root() {
+  std::vector<fs::path> places;
+  if (const char* env = std::getenv("TILEFUSE_PREBUILT_KERNEL_HEADERS"); env != nullptr && *env != '\0') places.push_back(env);
+  // Next to the binary this code is in: lib/tilefuse/ beside an installed libtilefuse.so, or the
+  // Python package's folder beside its extension module.
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&prebuilt_kernel_headers_root), &self) != 0 && self.dli_fname != nullptr) {
+    const fs::path dir = fs::path(self.dli_fname).parent_path();
+    places.push_back(dir / "tilefuse" / "prebuilt-kernel-headers");
+    places.push_back(dir / "prebuilt-kernel-headers");
+  }
 #ifdef TILEFUSE_PREBUILT_KERNEL_HEADERS
-  return TILEFUSE_PREBUILT_KERNEL_HEADERS;
-#else
-  return "";
+  places.push_back(TILEFUSE_PREBUILT_KERNEL_HEADERS);  // the build tree's
 #endif
+  std::error_code ec;
+  for (const fs::path& place : places) {
+    if (fs::is_directory(place / "include", ec)) return place.string();
+  }
+  return "";
 }
 
 }  // namespace tilefuse::driver

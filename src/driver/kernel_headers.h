@@ -23,7 +23,8 @@ KernelHeaders install_kernel_headers(const std::string& root);
 // prebuilt one (same fingerprint and toolchain identity), or compiled now.
 void precompile_kernel_headers(const KernelHeaders& headers, const build::Toolchain& toolchain);
 
-// The build's prebuilt copy (TILEFUSE_PREBUILT_KERNEL_HEADERS), or "" if this binary has none.
+// Where a prebuilt copy is, or "": the first of $TILEFUSE_PREBUILT_KERNEL_HEADERS, the folder
+// installed beside the library this code is in, and the build tree's that holds one.
 std::string prebuilt_kernel_headers_root();
 
 }  // namespace tilefuse::driver

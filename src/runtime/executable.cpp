@@ -12,8 +12,11 @@ namespace tilefuse {
 std::vector<TensorSpec> tensor_specs(const std::vector<Value*>& values) {
   std::vector<TensorSpec> specs;
   for (const Value* v : values) {
-    TensorSpec& spec = specs.emplace_back(TensorSpec{v->name, v->type_string(), v->dtype, {}});
-    for (const Dim& d : v->shape) spec.shape.push_back(d.is_const() ? d.value() : -1);
+    TensorSpec& spec = specs.emplace_back(TensorSpec{v->name, v->type_string(), v->dtype, {}, {}});
+    for (const Dim& d : v->shape) {
+      spec.shape.push_back(d.is_const() ? d.value() : -1);
+      spec.dim_names.push_back(d.is_const() ? std::string() : d.to_string());
+    }
   }
   return specs;
 }

@@ -1,0 +1,168 @@
+"""PyTorch modules compiled by tilefuse: ``tilefuse.compile`` and the ``torch.compile`` backend.
+
+Both go through ONNX: the module is exported with ``torch.onnx.export`` (the TorchScript
+exporter, opset 17, which every operator tilefuse imports comes from) and compiled like any
+model. Inference only: tensors that need gradients are refused by ``compile`` and left to
+PyTorch by the backend. torch is imported only when one of these is called.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from typing import Any, Callable, Dict, Optional, Sequence, Union
+
+from .session import InferenceSession, UserError
+
+_log = logging.getLogger("tilefuse")
+
+DynamicShapes = Optional[Sequence[Optional[Dict[int, Any]]]]
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as e:
+        raise UserError("tilefuse.compile needs PyTorch: `pip install torch` (it is not a dependency of tilefuse)") from e
+    return torch
+
+
+def _dynamic_axes(names: Sequence[str], dynamic_shapes: DynamicShapes) -> Dict[str, Dict[int, str]]:
+    """torch.onnx.export's dynamic_axes from one {axis: name or torch.export.Dim} per input."""
+    if dynamic_shapes is None:
+        return {}
+    if len(dynamic_shapes) != len(names):
+        raise UserError(f"dynamic_shapes has {len(dynamic_shapes)} entries, but the module takes {len(names)} inputs")
+    axes = {}
+    for name, dims in zip(names, dynamic_shapes):
+        if dims:
+            axes[name] = {int(axis): getattr(dim, "__name__", None) or str(dim) for axis, dim in dims.items()}
+    return axes
+
+
+def _export(module: Any, example_inputs: Sequence[Any], path: str, dynamic_shapes: DynamicShapes) -> None:
+    torch = _torch()
+    names = [f"input_{i}" for i in range(len(example_inputs))]
+    with torch.no_grad():
+        torch.onnx.export(
+            module,
+            tuple(example_inputs),
+            path,
+            input_names=names,
+            dynamic_axes=_dynamic_axes(names, dynamic_shapes) or None,
+            opset_version=17,
+            dynamo=False,
+        )
+
+
+class CompiledModule:
+    """A torch module compiled by tilefuse: call it with tensors like the module, get tensors back.
+
+    Inputs are handed over without a copy when they are contiguous CPU tensors; outputs are
+    tensors over the output arrays' memory (no copy). ``session`` is the InferenceSession behind it.
+    """
+
+    def __init__(self, session: InferenceSession, single_output: bool) -> None:
+        self.session = session
+        self._names = [i.name for i in session.get_inputs()]
+        self._single = single_output
+
+    def __call__(self, *inputs: Any) -> Any:
+        torch = _torch()
+        if len(inputs) != len(self._names):
+            raise UserError(f"the compiled module takes {len(self._names)} inputs, got {len(inputs)}")
+        feeds = {}
+        for name, x in zip(self._names, inputs):
+            if isinstance(x, torch.Tensor):
+                if x.requires_grad:
+                    raise UserError(f"input {name!r} requires grad: tilefuse runs inference only (use torch.no_grad())")
+                x = x.detach().cpu().contiguous().numpy()
+            feeds[name] = x
+        outputs = [torch.from_numpy(y) for y in self.session.run(None, feeds)]
+        return outputs[0] if self._single else tuple(outputs)
+
+
+def compile(
+    module: Any,
+    example_inputs: Union[Sequence[Any], Any],
+    dynamic_shapes: DynamicShapes = None,
+    *,
+    threads: Optional[int] = None,
+    topn: Optional[int] = None,
+    cache_dir: Optional[str] = None,
+    mode: str = "fused",
+) -> CompiledModule:
+    """Compiles a PyTorch module for inference on this CPU.
+
+    ``example_inputs``: a tensor or a tuple of tensors, as the module is called. The module is
+    exported with them, compiled, and run on them once (which measures the tiling candidates).
+    ``dynamic_shapes``: one entry per input, None (static) or {axis: name} (that axis varies at
+    run time, e.g. ``[{0: "batch"}]``); a ``torch.export.Dim`` serves as a name. Without it,
+    every call must use the example inputs' shapes.
+
+    Returns a callable taking and returning tensors: one tensor for a module that returns one,
+    else a tuple.
+    """
+    torch = _torch()
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    example_inputs = tuple(example_inputs)
+    if isinstance(module, torch.nn.Module):
+        module = module.eval()
+    with torch.no_grad():
+        expected = module(*example_inputs)
+    with tempfile.TemporaryDirectory(prefix="tilefuse-export-") as tmp:
+        path = os.path.join(tmp, "module.onnx")
+        _export(module, example_inputs, path, dynamic_shapes)
+        session = InferenceSession(path, threads=threads, topn=topn, cache_dir=cache_dir, mode=mode)
+    compiled = CompiledModule(session, isinstance(expected, torch.Tensor))
+    compiled(*example_inputs)  # the first run tunes, on the inputs the user chose
+    return compiled
+
+
+def dynamo_backend(gm: Any, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+    """``torch.compile(model, backend=tilefuse.dynamo_backend)`` (or ``backend="tilefuse"`` once
+    tilefuse is imported or installed): each graph dynamo captures is exported and compiled by
+    tilefuse. A graph tilefuse cannot take (gradients, symbolic shapes, an operator it lacks)
+    runs in PyTorch as it would without the backend, and the log says why."""
+    torch = _torch()
+    reason = _unsupported(torch, example_inputs)
+    if reason is None:
+        try:
+            with tempfile.TemporaryDirectory(prefix="tilefuse-dynamo-") as tmp:
+                path = os.path.join(tmp, "graph.onnx")
+                _export(gm, example_inputs, path, None)
+                session = InferenceSession(path)
+        except Exception as e:  # an export or import failure: PyTorch runs this graph
+            reason = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    if reason is not None:
+        _log.warning("tilefuse backend: graph left to PyTorch (%s)", reason)
+        return gm.forward
+    compiled = CompiledModule(session, single_output=False)
+
+    def run(*args: Any) -> Any:
+        if any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+            return gm.forward(*args)
+        return list(compiled(*args))
+
+    return run
+
+
+def _unsupported(torch: Any, example_inputs: Sequence[Any]) -> Optional[str]:
+    for x in example_inputs:
+        if not isinstance(x, torch.Tensor):
+            return f"an input is {type(x).__name__}, not a tensor (symbolic shapes)"
+        if x.requires_grad:
+            return "an input requires grad (tilefuse runs inference only)"
+        if x.device.type != "cpu":
+            return f"an input is on {x.device}"
+    return None
+
+
+def register_dynamo_backend() -> None:
+    """Makes ``torch.compile(..., backend="tilefuse")`` work (installed packages register it
+    through the torch_dynamo_backends entry point; this is for running from a build tree)."""
+    from torch._dynamo import list_backends, register_backend
+
+    if "tilefuse" not in list_backends(exclude_tags=()):
+        register_backend(dynamo_backend, name="tilefuse")

@@ -1,0 +1,35 @@
+"""The same script against ONNX Runtime and tilefuse: only the session class differs, and the
+outputs agree within 1e-4. Skipped where onnxruntime is not installed (it is a PyPI package,
+never a requirement of `make test`; bench/peers/setup_venv.sh installs it)."""
+import numpy as np
+import pytest
+
+import tilefuse
+from conftest import MODELS, bundled_models, read_arrays
+
+ort = pytest.importorskip("onnxruntime")
+
+
+def describe(args):
+    return [(a.name, a.type, [d if isinstance(d, int) else "sym" for d in a.shape]) for a in args]
+
+
+# Input dims are named as the model names them; output dims may differ in name, not in kind:
+# ONNX Runtime repeats the exporter's names, tilefuse names them by what they are (batch, seq).
+def exact(args):
+    return [(a.name, a.type, a.shape) for a in args]
+
+
+@pytest.mark.parametrize("model", bundled_models())
+def test_same_script_same_answers(model):
+    results = []
+    for session_class in (ort.InferenceSession, tilefuse.InferenceSession):
+        sess = session_class(str(MODELS / f"{model}.onnx"), providers=["CPUExecutionProvider"])
+        feeds = {i.name: read_arrays(model, "inputs")[i.name] for i in sess.get_inputs()}
+        names = [o.name for o in sess.get_outputs()]
+        results.append((exact(sess.get_inputs()), describe(sess.get_outputs()), sess.run(names, feeds)))
+    (ort_in, ort_out, ort_y), (tf_in, tf_out, tf_y) = results
+    assert tf_in == ort_in and tf_out == ort_out
+    for a, b in zip(ort_y, tf_y):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-4)

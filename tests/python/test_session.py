@@ -1,0 +1,208 @@
+"""tilefuse.InferenceSession against the bundled models' expected outputs, ONNX Runtime's API
+shape, zero-copy inputs, errors and threads."""
+import concurrent.futures
+import pydoc
+
+import numpy as np
+import pytest
+
+import tilefuse
+from conftest import MODELS, bundled_models, read_arrays
+
+
+def session(model, **kwargs):
+    return tilefuse.InferenceSession(str(MODELS / f"{model}.onnx"), **kwargs)
+
+
+def assert_expected(model, outputs, names):
+    expected = read_arrays(model, "expected")
+    assert sorted(names) == sorted(expected)
+    for name, actual in zip(names, outputs):
+        np.testing.assert_allclose(actual, expected[name], rtol=1e-4, atol=1e-5, err_msg=f"{model}: {name}")
+
+
+@pytest.mark.parametrize("model", bundled_models())
+@pytest.mark.parametrize("mode", ["fused", "unfused", "reference"])
+def test_bundled_model_gives_expected_outputs(model, mode):
+    sess = session(model, mode=mode)
+    outputs = sess.run(None, read_arrays(model, "inputs"))
+    assert all(isinstance(y, np.ndarray) for y in outputs)
+    assert_expected(model, outputs, [o.name for o in sess.get_outputs()])
+
+
+def test_metadata_is_spelled_as_onnx_runtime_spells_it():
+    sess = session("symbolic_batch")
+    (x,) = sess.get_inputs()
+    (y,) = sess.get_outputs()
+    assert (x.name, x.type) == ("x", "tensor(float)")
+    assert isinstance(x.shape[0], str) and all(isinstance(d, int) for d in x.shape[1:])
+    assert y.type == "tensor(float)" and isinstance(y.shape[0], str)
+    assert repr(x).startswith("NodeArg(name='x', type='tensor(float)', shape=[")
+    static = session("mlp_block").get_inputs()[0]
+    assert all(isinstance(d, int) for d in static.shape)
+
+
+def test_symbolic_batch_runs_at_several_sizes():
+    sess = session("symbolic_batch")
+    x = read_arrays("symbolic_batch", "inputs")["x"]
+    whole = sess.run(None, {"x": x})[0]
+    for n in (1, x.shape[0] - 1, 2 * x.shape[0]):
+        batch = np.ascontiguousarray(np.resize(x, (n,) + x.shape[1:]))
+        (y,) = sess.run(None, {"x": batch})
+        assert y.shape[0] == n
+        reference = tilefuse.InferenceSession(str(MODELS / "symbolic_batch.onnx"), mode="reference")
+        np.testing.assert_allclose(y, reference.run(None, {"x": batch})[0], rtol=1e-4, atol=1e-5)
+    assert whole.shape[0] == x.shape[0]
+
+
+def test_contiguous_inputs_are_read_in_place_and_others_converted_once():
+    sess = session("mlp_block")
+    x = read_arrays("mlp_block", "inputs")["x"]
+    address, converted = sess._input_address("x", x)
+    assert (address, converted) == (x.ctypes.data, False)
+    sess.run(None, {"x": x})
+    assert sess.counters()["inputs_converted"] == 0
+
+    wide = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), dtype=x.dtype)
+    wide[..., ::2] = x
+    strided = wide[..., ::2]  # not contiguous: converted
+    assert sess._input_address("x", strided)[1] is True
+    np.testing.assert_array_equal(sess.run(None, {"x": strided})[0], sess.run(None, {"x": x})[0])
+    assert sess.counters()["inputs_converted"] == 1
+
+
+def test_misaligned_input_is_read_in_place_and_correct():
+    sess = session("mlp_block")
+    x = read_arrays("mlp_block", "inputs")["x"]
+    storage = np.empty(x.size + 1, dtype=x.dtype)
+    shifted = storage[1:].reshape(x.shape)  # 4 bytes past an aligned start
+    shifted[...] = x
+    assert sess._input_address("x", shifted) == (shifted.ctypes.data, False)
+    assert_expected("mlp_block", sess.run(None, {"x": shifted}), ["y"])
+
+
+def test_lists_take_the_declared_dtype():
+    sess = session("mlp_block")
+    x = read_arrays("mlp_block", "inputs")["x"]
+    np.testing.assert_allclose(sess.run(None, {"x": x.tolist()})[0], sess.run(None, {"x": x})[0], rtol=1e-6)
+
+
+def test_outputs_are_new_arrays_that_keep_their_memory():
+    sess = session("mlp_block")
+    x = read_arrays("mlp_block", "inputs")["x"]
+    (first,) = sess.run(None, {"x": x})
+    kept = first.copy()
+    (second,) = sess.run(None, {"x": x * 2})
+    assert not np.shares_memory(first, second)
+    np.testing.assert_array_equal(first, kept)  # the second run did not write into the first's array
+    first[...] = 0  # writable, and the next run does not see it
+    np.testing.assert_array_equal(sess.run(None, {"x": x})[0], kept)
+    del sess
+    np.testing.assert_array_equal(second, second.copy())  # still readable without the session
+
+
+def test_output_names_select_and_order():
+    sess = session("mlp_block")
+    x = read_arrays("mlp_block", "inputs")["x"]
+    (y,) = sess.run(["y"], {"x": x})
+    y1, y2 = sess.run(["y", "y"], {"x": x})
+    np.testing.assert_array_equal(y, y1)
+    np.testing.assert_array_equal(y1, y2)
+    with pytest.raises(tilefuse.UserError, match="'nope' is not an output of the model; its outputs are 'y'"):
+        sess.run(["nope"], {"x": x})
+
+
+def test_user_errors_are_value_errors_naming_the_input():
+    sess = session("mlp_block")
+    x = read_arrays("mlp_block", "inputs")["x"]
+    assert issubclass(tilefuse.UserError, ValueError)
+    with pytest.raises(tilefuse.UserError, match="input 'x'.*f64"):
+        sess.run(None, {"x": x.astype(np.float64)})
+    with pytest.raises(tilefuse.UserError, match="input 'x'"):
+        sess.run(None, {"x": x[..., :-1].copy()})
+    with pytest.raises(tilefuse.UserError, match="'x'"):
+        sess.run(None, {})
+    with pytest.raises(tilefuse.UserError, match="'bogus'"):
+        sess.run(None, {"x": x, "bogus": x})
+    with pytest.raises(tilefuse.UserError, match="NumPy dtype complex64"):
+        sess.run(None, {"x": x.astype(np.complex64)})
+
+
+def test_bad_models_are_user_errors(tmp_path):
+    with pytest.raises(tilefuse.UserError, match="missing.onnx"):
+        tilefuse.InferenceSession(str(tmp_path / "missing.onnx"))
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not a model at all")
+    with pytest.raises(tilefuse.UserError, match="broken.onnx"):
+        tilefuse.InferenceSession(str(broken))
+    with pytest.raises(tilefuse.UserError):
+        tilefuse.InferenceSession(b"\x08\x07garbage")
+    with pytest.raises(tilefuse.UserError, match="mode"):
+        session("mlp_block", mode="fastest")
+
+
+def test_a_model_can_come_as_bytes():
+    sess = tilefuse.InferenceSession((MODELS / "bias_gelu.onnx").read_bytes())
+    assert_expected("bias_gelu", sess.run(None, read_arrays("bias_gelu", "inputs")),
+                    [o.name for o in sess.get_outputs()])
+
+
+def test_threads_and_onnx_runtime_session_options_agree():
+    x = read_arrays("mlp_block", "inputs")
+    one = session("mlp_block", threads=1).run(None, x)[0]
+    options = tilefuse.SessionOptions()
+    options.intra_op_num_threads = 2
+    two = session("mlp_block", sess_options=options, providers=["CPUExecutionProvider"]).run(None, x)[0]
+    np.testing.assert_allclose(one, two, rtol=1e-5, atol=1e-6)
+
+
+def test_concurrent_runs_from_python_threads():
+    sess = session("mlp_block")
+    x = read_arrays("mlp_block", "inputs")["x"]
+    scales = [0.5 * i for i in range(16)]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda s: sess.run(None, {"x": x * s})[0], scales))
+    for s, y in zip(scales, results):
+        np.testing.assert_array_equal(y, sess.run(None, {"x": x * s})[0])
+
+
+def test_save_and_load_a_package(tmp_path):
+    inputs = read_arrays("mlp_block", "inputs")
+    sess = session("mlp_block")
+    expected = sess.run(None, inputs)[0]
+    sess.save(str(tmp_path / "model.tfx"))
+    for loaded in (tilefuse.load(str(tmp_path / "model.tfx")), tilefuse.InferenceSession(tmp_path / "model.tfx")):
+        assert [i.name for i in loaded.get_inputs()] == ["x"]
+        np.testing.assert_array_equal(loaded.run(None, inputs)[0], expected)
+    with pytest.raises(tilefuse.UserError, match="nothing-here"):
+        tilefuse.load(str(tmp_path / "nothing-here"))
+
+
+def test_cpp_wrapper_runs_through_a_cached_package():
+    inputs = read_arrays("bias_gelu", "inputs")
+    sess = session("bias_gelu", cpp_wrapper=True)
+    assert_expected("bias_gelu", sess.run(None, inputs), [o.name for o in sess.get_outputs()])
+    assert "package_built" in sess.counters()
+    again = session("bias_gelu", cpp_wrapper=True)
+    assert_expected("bias_gelu", again.run(None, inputs), [o.name for o in again.get_outputs()])
+    assert again.counters()["package_built"] == 0  # the first session's package, from the cache
+
+
+def test_onnx_runtime_module_shape():
+    assert tilefuse.get_available_providers() == ["CPUExecutionProvider"]
+    assert tilefuse.get_device() == "CPU"
+    options = tilefuse.SessionOptions()
+    options.graph_optimization_level = tilefuse.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = session("mlp_block", sess_options=options)
+    assert sess.get_session_options() is options
+    assert sess.get_providers() == ["CPUExecutionProvider"]
+    assert sess.get_overridable_initializers() == []
+    x = read_arrays("mlp_block", "inputs")["x"]
+    np.testing.assert_array_equal(sess.run(None, {"x": x}, tilefuse.RunOptions())[0], sess.run(None, {"x": x})[0])
+
+
+def test_help_reads_well():
+    text = pydoc.render_doc(tilefuse.InferenceSession, renderer=pydoc.plaintext)
+    for phrase in ("ONNX Runtime", "get_inputs", "run(self, output_names", "UserError", "GIL"):
+        assert phrase in text
+    assert tilefuse.__version__.count(".") == 2
