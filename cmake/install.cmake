@@ -3,12 +3,12 @@
 # The C++ package: include/tilefuse/, lib/libtilefuse{,_runtime}.so, lib/tilefuse/ (the prebuilt
 # kernel headers, found beside the library at run time), bin/tilefuse, and
 # lib/cmake/tilefuse/ (tilefuseConfig.cmake, exporting tilefuse::tilefuse and tilefuse::runtime).
-# The wheel (scikit-build-core sets SKBUILD): the Python package alone, its extension beside it.
+# The wheel (scikit-build-core sets SKBUILD): the extension and the prebuilt kernel headers, beside
+# the package's .py files.
 include(CMakePackageConfigHelpers)
 
 if(SKBUILD)
-  install(TARGETS tilefuse_python LIBRARY DESTINATION tilefuse COMPONENT python)
-  install(DIRECTORY ${CMAKE_SOURCE_DIR}/python/tilefuse/ DESTINATION tilefuse COMPONENT python)
+  install(TARGETS tilefuse_python LIBRARY DESTINATION tilefuse COMPONENT python)  # the .py files: pyproject.toml
   install(DIRECTORY ${TF_PREBUILT_KERNEL_HEADERS}/include DESTINATION tilefuse/prebuilt-kernel-headers
           COMPONENT python OPTIONAL)
   return()

@@ -39,7 +39,7 @@ const char* format_of(DType dtype) {
     case DType::i8: return "b";
     case DType::u8: return "B";
     case DType::i32: return "i";
-    case DType::i64: return "q";
+    case DType::i64: return sizeof(long) == 8 ? "l" : "q";  // NumPy's own int64 is a long where that has 8 bytes
     case DType::boolean: return "?";
   }
   return "B";

@@ -123,39 +123,68 @@ def compile(
 def dynamo_backend(gm: Any, example_inputs: Sequence[Any]) -> Callable[..., Any]:
     """``torch.compile(model, backend=tilefuse.dynamo_backend)`` (or ``backend="tilefuse"`` once
     tilefuse is imported or installed): each graph dynamo captures is exported and compiled by
-    tilefuse. A graph tilefuse cannot take (gradients, symbolic shapes, an operator it lacks)
-    runs in PyTorch as it would without the backend, and the log says why."""
+    tilefuse, its parameters as constants. A graph tilefuse cannot take (gradients, symbolic
+    shapes, an operator it lacks) runs in PyTorch as it would without the backend, and the log
+    says why; so does a call after a parameter changed in place. For shapes that vary, use
+    ``torch.compile(..., dynamic=False)``: each new shape is then a static graph of its own."""
     torch = _torch()
     reason = _unsupported(torch, example_inputs)
-    if reason is None:
-        try:
-            with tempfile.TemporaryDirectory(prefix="tilefuse-dynamo-") as tmp:
-                path = os.path.join(tmp, "graph.onnx")
-                _export(gm, example_inputs, path, None)
-                session = InferenceSession(path)
-        except Exception as e:  # an export or import failure: PyTorch runs this graph
-            reason = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     if reason is not None:
         _log.warning("tilefuse backend: graph left to PyTorch (%s)", reason)
         return gm.forward
+    # Parameters and buffers arrive as graph inputs; they are exported as the graph's constants
+    # (so that the GEMMs' weights are packed once) and checked, cheaply, on every call.
+    fixed = {i: (x, x._version) for i, x in enumerate(example_inputs) if isinstance(x, torch.nn.Parameter)}
+    fed = [i for i in range(len(example_inputs)) if i not in fixed]
+    try:
+        with tempfile.TemporaryDirectory(prefix="tilefuse-dynamo-") as tmp:
+            path = os.path.join(tmp, "graph.onnx")
+            _export(_WithConstants(gm, fixed, len(example_inputs)), [example_inputs[i] for i in fed], path, None)
+            session = InferenceSession(path)
+    except Exception as e:  # an export or import failure: PyTorch runs this graph
+        _log.warning("tilefuse backend: graph left to PyTorch (%s: %s)", type(e).__name__,
+                     str(e).splitlines()[0] if str(e) else "")
+        return gm.forward
     compiled = CompiledModule(session, single_output=False)
+    warned = []
 
     def run(*args: Any) -> Any:
-        if any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+        stale = any(args[i] is not x or x._version != version for i, (x, version) in fixed.items())
+        if stale or (torch.is_grad_enabled() and any(isinstance(a, torch.Tensor) and a.requires_grad for a in args)):
+            if stale and not warned:
+                warned.append(True)
+                _log.warning("tilefuse backend: a parameter changed since the graph was compiled; PyTorch runs it")
             return gm.forward(*args)
-        return list(compiled(*args))
+        return tuple(compiled(*(args[i] for i in fed)))
 
     return run
+
+
+class _WithConstants:
+    """The graph with its parameters bound, as torch.onnx.export should see it."""
+
+    def __new__(cls, gm: Any, fixed: Dict[int, Any], count: int) -> Any:
+        torch = _torch()
+        constants = {i: x.detach() for i, (x, _) in fixed.items()}  # the same memory, outside autograd
+
+        class Bound(torch.nn.Module):
+            def forward(self, *fed: Any) -> Any:
+                given = iter(fed)
+                return gm(*(constants[i] if i in constants else next(given) for i in range(count)))
+
+        return Bound()
 
 
 def _unsupported(torch: Any, example_inputs: Sequence[Any]) -> Optional[str]:
     for x in example_inputs:
         if not isinstance(x, torch.Tensor):
-            return f"an input is {type(x).__name__}, not a tensor (symbolic shapes)"
-        if x.requires_grad:
-            return "an input requires grad (tilefuse runs inference only)"
+            return f"an input is {type(x).__name__}, not a tensor: symbolic shapes (torch.compile(..., dynamic=False) avoids them)"
         if x.device.type != "cpu":
             return f"an input is on {x.device}"
+        if torch.is_grad_enabled() and x.requires_grad and not isinstance(x, torch.nn.Parameter):
+            return "an input requires grad (tilefuse runs inference only)"
+    if torch.is_grad_enabled():
+        return "gradients are enabled (tilefuse runs inference only: call the model under torch.no_grad())"
     return None
 
 

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <latch>
 #include <new>
 #include <random>
@@ -126,6 +127,48 @@ TEST(Executable, DescribesInputsAndOutputsWithSymbolicDims) {
   ASSERT_FALSE(x.shape.empty());
   EXPECT_EQ(x.shape[0], -1) << x.type;
   EXPECT_THAT(x.type, HasSubstr("f32["));
+  ASSERT_EQ(x.dim_names.size(), x.shape.size());
+  EXPECT_THAT(x.type, HasSubstr(x.dim_names[0] + ","));
+  for (size_t i = 1; i < x.shape.size(); ++i) EXPECT_EQ(x.dim_names[i], "") << "dim " << i << " is constant";
+}
+
+TEST(Executable, LoadsAModelFromBytesAsFromItsFile) {
+  const std::string path = models_dir() + "/bias_gelu.onnx";
+  std::ifstream file(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const Executable from_bytes = compile(load_onnx_bytes(bytes), test_options());
+  const Executable from_file = compile(load_onnx(path), test_options());
+  const std::map<std::string, Tensor> inputs = committed_inputs("bias_gelu", from_file);
+  expect_close(from_bytes.run(inputs), from_file.run(inputs), kRunToRun, "from bytes");
+  try {
+    load_onnx_bytes(bytes.substr(0, bytes.size() / 2), "half a model");
+    ADD_FAILURE() << "loaded half a model";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("half a model"));
+  }
+}
+
+// Options::cpp_wrapper: the first run builds a package in the cache and runs through it; another
+// executable of the same model finds that package and builds nothing.
+TEST(Executable, TheCppWrapperRunsThroughAPackageBuiltOnceInTheCache) {
+  char templ[] = "/tmp/tilefuse-cpp-wrapper-XXXXXX";
+  Options options = test_options();
+  options.cache_dir = mkdtemp(templ);
+  options.cpp_wrapper = true;
+  const Model model = load_onnx(models_dir() + "/mlp_block.onnx");
+  const Executable first = compile(model, options);
+  const std::map<std::string, Tensor> inputs = committed_inputs("mlp_block", first);
+  std::map<std::string, Tensor> expected;
+  for (const TensorSpec& spec : first.outputs()) expected[spec.name] = io::read_npy(npy("mlp_block", "expected", spec.name));
+  EXPECT_EQ(first.launches(), 0) << "nothing is loaded before the first run";
+  expect_close(first.run(inputs), expected, kVsNumpy, "first, building the package");
+  EXPECT_EQ(first.counters().at("package_built"), 1);
+  EXPECT_GT(first.launches(), 0);
+  const Executable second = compile(model, options);
+  expect_close(second.run(inputs), expected, kVsNumpy, "second, from the cache");
+  EXPECT_EQ(second.counters().at("package_built"), 0);
+  EXPECT_TRUE(fs::exists(fs::path(options.cache_dir) / "packages"));
+  fs::remove_all(options.cache_dir);
 }
 
 // Four threads run one Executable at once, each on its own inputs (of its own batch size where the

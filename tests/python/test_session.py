@@ -206,3 +206,24 @@ def test_help_reads_well():
     for phrase in ("ONNX Runtime", "get_inputs", "run(self, output_names", "UserError", "GIL"):
         assert phrase in text
     assert tilefuse.__version__.count(".") == 2
+
+
+def test_integer_and_bool_outputs_have_numpy_dtypes():
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
+    y = helper.make_tensor_value_info("y", TensorProto.INT64, [3])
+    z = helper.make_tensor_value_info("z", TensorProto.BOOL, [])
+    nodes = [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.INT64),
+             helper.make_node("ReduceMax", ["x"], ["m"], keepdims=0),
+             helper.make_node("Greater", ["m", "zero"], ["z"])]
+    zero = helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0])
+    graph = helper.make_graph(nodes, "typed", [x], [y, z], initializer=[zero])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    sess = tilefuse.InferenceSession(model.SerializeToString())
+    assert [o.type for o in sess.get_outputs()] == ["tensor(int64)", "tensor(bool)"]
+    ints, positive = sess.run(None, {"x": np.array([1.5, 2.5, -3.5], dtype=np.float32)})
+    assert ints.dtype == np.dtype(np.int64) and ints.dtype.char == np.dtype(np.int64).char
+    np.testing.assert_array_equal(ints, [1, 2, -3])
+    assert positive.dtype == np.bool_ and positive.shape == () and bool(positive)
