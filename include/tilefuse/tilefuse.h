@@ -53,9 +53,6 @@ class Model {
   explicit Model(std::shared_ptr<const api::Model> model) : model_(std::move(model)) {}
   friend Model load_onnx(const std::string& path);
   friend Model load_onnx_bytes(const std::string& bytes, const std::string& origin);
-// The same from a serialized ModelProto in memory (`origin` names it in error messages). A model
-// whose tensors live in external data files needs load_onnx(path), which knows their folder.
-Model load_onnx_bytes(const std::string& bytes, const std::string& origin = "<memory>");
   friend Executable compile(const Model& model, const Options& options);
   std::shared_ptr<const api::Model> model_;
 };

@@ -30,9 +30,13 @@ from .session import (
     NodeArg,
     RunOptions,
     SessionOptions,
+    disable_telemetry_events,
+    enable_telemetry_events,
     get_available_providers,
     get_device,
     load,
+    set_default_logger_severity,
+    set_default_logger_verbosity,
 )
 from .torch_compile import compile, dynamo_backend
 
@@ -54,8 +58,12 @@ __all__ = [
     "__version__",
     "compile",
     "configure_logging",
+    "disable_telemetry_events",
+    "enable_telemetry_events",
     "dynamo_backend",
     "get_available_providers",
     "get_device",
     "load",
+    "set_default_logger_severity",
+    "set_default_logger_verbosity",
 ]

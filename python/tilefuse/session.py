@@ -106,6 +106,29 @@ def get_device() -> str:
     return "CPU"
 
 
+# ONNX Runtime's severities (0 verbose .. 4 fatal) as tilefuse's log levels.
+_SEVERITY_LEVELS = ("debug", "info", "warn", "error", "critical")
+
+
+def set_default_logger_severity(severity: int) -> None:
+    """ONNX Runtime's logger severity, 0 (verbose) to 4 (fatal): sets tilefuse's log level."""
+    if not 0 <= int(severity) < len(_SEVERITY_LEVELS):
+        raise UserError(f"logger severity must be 0 (verbose) to 4 (fatal), got {severity}")
+    _native.configure_logging(_SEVERITY_LEVELS[int(severity)])
+
+
+def set_default_logger_verbosity(verbosity: int) -> None:
+    """Accepted for compatibility; tilefuse's verbose level is severity 0."""
+
+
+def disable_telemetry_events() -> None:
+    """Accepted for compatibility: tilefuse sends nothing anywhere."""
+
+
+def enable_telemetry_events() -> None:
+    """Accepted for compatibility: tilefuse sends nothing anywhere."""
+
+
 def _threads_from(threads: Optional[int], sess_options: Any) -> Optional[int]:
     if threads is not None:
         return threads
@@ -128,8 +151,8 @@ class InferenceSession:
     :meth:`save` or ``tilefuse compile`` (a ``model.tfx`` directory, loaded without compiling).
 
     ``threads``: worker threads (default: ``sess_options.intra_op_num_threads``, else every core).
-    ``topn``: tiling candidates measured per static kernel on the first run (default:
-    ``TILEFUSE_AUTOTUNE_TOPN``, else 10; 1 measures nothing). ``cache_dir``: where kernels and
+    ``topn``: tiling candidates measured per static kernel on the first run, 1-10 (default:
+    ``TILEFUSE_AUTOTUNE_TOPN``, else 1: the cost model's choice, nothing measured). ``cache_dir``: where kernels and
     tuning records are kept (default: ``TILEFUSE_CACHE_DIR``, else ``~/.cache/tilefuse``).
     ``cpp_wrapper``: run through a whole-model package kept in the cache, built on the first
     run. ``mode``: ``"fused"``, ``"unfused"`` (one kernel per op) or ``"reference"`` (the
@@ -137,7 +160,7 @@ class InferenceSession:
 
     Inputs are read in place when they are C-contiguous with the model's dtype; anything else
     (a strided view, a list, a scalar) is converted once per run. A NumPy array of another
-    dtype is an error, as in ONNX Runtime. Outputs are new NumPy arrays that own their memory.
+    dtype is an error, as in ONNX Runtime. Outputs are new NumPy arrays that hold their own memory.
     ``run`` releases the GIL, and may be called from several threads at once.
 
     Raises :class:`tilefuse.UserError` (a ``ValueError``) for a malformed model, an
@@ -209,7 +232,21 @@ class InferenceSession:
         return self._sess_options
 
     def get_modelmeta(self) -> Any:
+        """ONNX Runtime's model metadata, mostly empty: tilefuse keeps none of the model's."""
         return _ModelMeta(self._model_path)
+
+    def set_providers(self, providers: Optional[Sequence[Any]] = None, provider_options: Any = None) -> None:
+        """Accepted for compatibility: tilefuse runs on the CPU."""
+
+    def disable_fallback(self) -> None:
+        """Accepted for compatibility."""
+
+    def enable_fallback(self) -> None:
+        """Accepted for compatibility."""
+
+    def end_profiling(self) -> str:
+        """No profile is written here ("" as the file); ``tilefuse run --profile`` writes one."""
+        return ""
 
     def run(
         self,
@@ -220,8 +257,9 @@ class InferenceSession:
         """Runs the model on ``input_feed`` ({input name: array}) and returns the outputs named
         in ``output_names`` (all of them, in the model's order, when None or empty) as NumPy
         arrays."""
+        feeds = input_feed if type(input_feed) is dict else dict(input_feed)
         if not output_names:
-            return self._session.run(None, dict(input_feed))
+            return self._session.run(None, feeds)
         try:
             indices = [self._output_index[name] for name in output_names]
         except KeyError as e:
@@ -229,7 +267,7 @@ class InferenceSession:
                 f"output {e.args[0]!r} is not an output of the model; its outputs are "
                 + ", ".join(repr(o.name) for o in self._outputs)
             ) from None
-        return self._session.run(indices, dict(input_feed))
+        return self._session.run(indices, feeds)
 
     # tilefuse's own additions.
 

@@ -96,7 +96,7 @@ struct PackagedExecutable : Executable::Impl {
   std::mutex mutex_;  // held while the first run finds or builds the package
   std::shared_ptr<Executable::Impl> package_;
   std::atomic<Executable::Impl*> ready_{nullptr};  // package_, once it is there
-  bool built_ = false;
+  std::atomic<bool> built_ = false;
 };
 
 }  // namespace

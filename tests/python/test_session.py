@@ -189,6 +189,11 @@ def test_cpp_wrapper_runs_through_a_cached_package():
 
 
 def test_onnx_runtime_module_shape():
+    tilefuse.set_default_logger_severity(3)
+    tilefuse.disable_telemetry_events()
+    with pytest.raises(tilefuse.UserError, match="severity"):
+        tilefuse.set_default_logger_severity(7)
+    tilefuse.set_default_logger_severity(2)
     assert tilefuse.get_available_providers() == ["CPUExecutionProvider"]
     assert tilefuse.get_device() == "CPU"
     options = tilefuse.SessionOptions()
