@@ -120,13 +120,18 @@ def compile(
     return compiled
 
 
+# Shapes (and size arguments) a dynamic graph keeps compiled at once; calls with others run in PyTorch.
+_MAX_SPECIALIZATIONS = 16
+
+
 def dynamo_backend(gm: Any, example_inputs: Sequence[Any]) -> Callable[..., Any]:
     """``torch.compile(model, backend=tilefuse.dynamo_backend)`` (or ``backend="tilefuse"`` once
     tilefuse is imported or installed): each graph dynamo captures is exported and compiled by
-    tilefuse, its parameters as constants. A graph tilefuse cannot take (gradients, symbolic
-    shapes, an operator it lacks) runs in PyTorch as it would without the backend, and the log
-    says why; so does a call after a parameter changed in place. For shapes that vary, use
-    ``torch.compile(..., dynamic=False)``: each new shape is then a static graph of its own."""
+    tilefuse on its first call, its parameters as constants. A graph with symbolic shapes (what
+    dynamo makes after it sees a second shape) is compiled once per shape it is called with, up
+    to 16. A graph tilefuse cannot take (gradients, another device, an operator it lacks) runs
+    in PyTorch as it would without the backend, and the log says why; so does a call after a
+    parameter changed in place."""
     torch = _torch()
     reason = _unsupported(torch, example_inputs)
     if reason is not None:
@@ -135,17 +140,7 @@ def dynamo_backend(gm: Any, example_inputs: Sequence[Any]) -> Callable[..., Any]
     # Parameters and buffers arrive as graph inputs; they are exported as the graph's constants
     # (so that the GEMMs' weights are packed once) and checked, cheaply, on every call.
     fixed = {i: (x, x._version) for i, x in enumerate(example_inputs) if isinstance(x, torch.nn.Parameter)}
-    fed = [i for i in range(len(example_inputs)) if i not in fixed]
-    try:
-        with tempfile.TemporaryDirectory(prefix="tilefuse-dynamo-") as tmp:
-            path = os.path.join(tmp, "graph.onnx")
-            _export(_WithConstants(gm, fixed, len(example_inputs)), [example_inputs[i] for i in fed], path, None)
-            session = InferenceSession(path)
-    except Exception as e:  # an export or import failure: PyTorch runs this graph
-        _log.warning("tilefuse backend: graph left to PyTorch (%s: %s)", type(e).__name__,
-                     str(e).splitlines()[0] if str(e) else "")
-        return gm.forward
-    compiled = CompiledModule(session, single_output=False)
+    compiled: Dict[Any, Optional[CompiledModule]] = {}
     warned = []
 
     def run(*args: Any) -> Any:
@@ -155,30 +150,58 @@ def dynamo_backend(gm: Any, example_inputs: Sequence[Any]) -> Callable[..., Any]
                 warned.append(True)
                 _log.warning("tilefuse backend: a parameter changed since the graph was compiled; PyTorch runs it")
             return gm.forward(*args)
-        return tuple(compiled(*(args[i] for i in fed)))
+        key = tuple(tuple(a.shape) if isinstance(a, torch.Tensor) else a for i, a in enumerate(args) if i not in fixed)
+        if key not in compiled:
+            module = _compile_graph(torch, gm, args, fixed)
+            if len(compiled) >= _MAX_SPECIALIZATIONS:
+                return module(args) if module else gm.forward(*args)
+            compiled[key] = module
+        module = compiled[key]
+        return module(args) if module else gm.forward(*args)
 
     return run
 
 
-class _WithConstants:
-    """The graph with its parameters bound, as torch.onnx.export should see it."""
+class _GraphSpecialization:
+    """A dynamo graph compiled for one call's shapes: its tensors are the model's inputs; its
+    parameters and size arguments are constants."""
 
-    def __new__(cls, gm: Any, fixed: Dict[int, Any], count: int) -> Any:
-        torch = _torch()
-        constants = {i: x.detach() for i, (x, _) in fixed.items()}  # the same memory, outside autograd
+    def __init__(self, module: CompiledModule, tensor_positions: Sequence[int]) -> None:
+        self.module = module
+        self.tensor_positions = tensor_positions
 
-        class Bound(torch.nn.Module):
-            def forward(self, *fed: Any) -> Any:
-                given = iter(fed)
-                return gm(*(constants[i] if i in constants else next(given) for i in range(count)))
+    def __call__(self, args: Sequence[Any]) -> Any:
+        return tuple(self.module(*(args[i] for i in self.tensor_positions)))
 
-        return Bound()
+
+def _compile_graph(torch: Any, gm: Any, args: Sequence[Any], fixed: Dict[int, Any]) -> Optional[_GraphSpecialization]:
+    constants = {i: x.detach() for i, (x, _) in fixed.items()}  # the same memory, outside autograd
+    constants.update({i: a for i, a in enumerate(args) if not isinstance(a, torch.Tensor)})
+    fed = [i for i in range(len(args)) if i not in constants]
+
+    class Bound(torch.nn.Module):
+        def forward(self, *tensors: Any) -> Any:
+            given = iter(tensors)
+            return gm(*(constants[i] if i in constants else next(given) for i in range(len(args))))
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="tilefuse-dynamo-") as tmp:
+            path = os.path.join(tmp, "graph.onnx")
+            _export(Bound(), [args[i] for i in fed], path, None)
+            session = InferenceSession(path)
+    except Exception as e:  # an export or import failure: PyTorch runs this graph
+        _log.warning("tilefuse backend: graph left to PyTorch (%s: %s)", type(e).__name__,
+                     str(e).splitlines()[0] if str(e) else "")
+        return None
+    return _GraphSpecialization(CompiledModule(session, single_output=False), fed)
 
 
 def _unsupported(torch: Any, example_inputs: Sequence[Any]) -> Optional[str]:
     for x in example_inputs:
         if not isinstance(x, torch.Tensor):
-            return f"an input is {type(x).__name__}, not a tensor: symbolic shapes (torch.compile(..., dynamic=False) avoids them)"
+            if isinstance(x, (int, torch.SymInt)):
+                continue  # a size: each call's value is a constant of that call's specialization
+            return f"an input is {type(x).__name__}"
         if x.device.type != "cpu":
             return f"an input is on {x.device}"
         if torch.is_grad_enabled() and x.requires_grad and not isinstance(x, torch.nn.Parameter):

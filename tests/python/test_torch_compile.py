@@ -94,6 +94,17 @@ def test_dynamo_backend_matches_eager(sessions_made):
     assert all(s.counters()["runs"] >= 1 for s in sessions_made)
 
 
+def test_dynamo_backend_compiles_a_dynamic_graph_per_shape(sessions_made, caplog):
+    block = make(Block())
+    fast = torch.compile(block, backend=tilefuse.dynamo_backend)  # dynamo goes dynamic on the second shape
+    with torch.no_grad(), caplog.at_level(logging.WARNING, logger="tilefuse"):
+        for batch in (4, 2, 3, 2):
+            x = torch.randn(batch, 8, 32)
+            torch.testing.assert_close(fast(x), block(x), rtol=1e-4, atol=1e-4)
+    assert "left to PyTorch" not in caplog.text
+    assert 3 <= len(sessions_made) <= 4  # a shape seen again reuses its specialization
+
+
 def test_dynamo_backend_hands_back_to_pytorch_after_a_parameter_changes(sessions_made, caplog):
     block = make(Block())
     x = torch.randn(4, 8, 32)
