@@ -43,9 +43,23 @@ def _dynamic_axes(names: Sequence[str], dynamic_shapes: DynamicShapes) -> Dict[s
 def _export(module: Any, example_inputs: Sequence[Any], path: str, dynamic_shapes: DynamicShapes) -> None:
     torch = _torch()
     names = [f"input_{i}" for i in range(len(example_inputs))]
-    with torch.no_grad():
+
+    # The module called as user code calls it: exported bare, a module whose forward has default
+    # arguments gets them traced as tensors (nn.TransformerEncoderLayer then fails inside PyTorch:
+    # "scaled_dot_product_attention(): argument 'is_causal' must be bool, not Tensor").
+    class Called(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.module = module if isinstance(module, torch.nn.Module) else None
+
+        def forward(self, *inputs: Any) -> Any:
+            return (self.module or module)(*inputs)
+
+    # With gradients on: under no_grad, nn.TransformerEncoderLayer and nn.MultiheadAttention take
+    # fused fast paths that no ONNX exporter supports. Nothing is trained; the trace only records.
+    with torch.enable_grad():
         torch.onnx.export(
-            module,
+            Called(),
             tuple(example_inputs),
             path,
             input_names=names,

@@ -128,3 +128,11 @@ def test_dynamo_backend_leaves_what_it_cannot_take_to_pytorch(caplog):
     with caplog.at_level(logging.WARNING, logger="tilefuse"), torch.no_grad():
         torch.testing.assert_close(fast(x), torch.fft.rfft(x).abs())
     assert "left to PyTorch" in caplog.text
+
+
+def test_compile_takes_a_transformer_encoder_layer_even_under_no_grad():
+    layer = make(torch.nn.TransformerEncoderLayer(64, 4, 128, batch_first=True, dropout=0.0))
+    x = torch.randn(2, 16, 64)
+    with torch.no_grad():  # where PyTorch's fused fast path, which no exporter takes, is on
+        fast = tilefuse.compile(layer, (x,))
+        torch.testing.assert_close(fast(x), layer(x), rtol=1e-4, atol=1e-4)
