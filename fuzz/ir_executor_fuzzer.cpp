@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "ir/error.h"
+#include "ir/log.h"
 #include "ir/memory_budget.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -64,7 +65,7 @@ driver::ExecutorOptions fuzz_options() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool configured = [] {
-    spdlog::set_level(spdlog::level::err);
+    tilefuse::logger().set_level(spdlog::level::err);
     set_max_memory(size_t{512} << 20);
     return true;
   }();

@@ -7,11 +7,12 @@
 #include <spdlog/spdlog.h>
 
 #include "frontend/onnx_importer.h"
+#include "ir/log.h"
 #include "ir/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool quiet = [] {
-    spdlog::set_level(spdlog::level::warn);
+    tilefuse::logger().set_level(spdlog::level::warn);
     return true;
   }();
   (void)quiet;

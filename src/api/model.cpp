@@ -1,15 +1,14 @@
 #include "api/model.h"
 
-#include <spdlog/spdlog.h>
-
 #include "frontend/onnx_importer.h"
+#include "ir/log.h"
 
 namespace tilefuse::api {
 
 namespace {
 
 Model loaded(std::string origin, Graph graph) {
-  spdlog::info("loaded {}: {} nodes, {} inputs, {} outputs", origin, graph.num_nodes(), graph.inputs().size(),
+  logger().info("loaded {}: {} nodes, {} inputs, {} outputs", origin, graph.num_nodes(), graph.inputs().size(),
                graph.outputs().size());
   return Model{std::move(origin), std::move(graph)};
 }

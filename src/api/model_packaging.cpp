@@ -4,8 +4,6 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include <spdlog/spdlog.h>
-
 #include "api/output_files.h"
 #include "build/artifact_cache.h"
 #include "build/file_lock.h"
@@ -14,6 +12,7 @@
 #include "codegen/support_headers.h"
 #include "driver/executor.h"
 #include "ir/error.h"
+#include "ir/log.h"
 #include "ir/printer.h"
 #include "runtime/model_package.h"
 #include "tilefuse/version.h"
@@ -100,7 +99,7 @@ CachedPackage cached_package(const Graph& graph, const runtime::BoundInputs& inp
       out.loaded = load_package(path, options.threads);
       return out;
     } catch (const UserError& e) {
-      spdlog::warn("cpp wrapper: the cached package cannot be used, building it again: {}", e.what());
+      logger().warn("cpp wrapper: the cached package cannot be used, building it again: {}", e.what());
     }
   }
   const auto build_start = std::chrono::steady_clock::now();

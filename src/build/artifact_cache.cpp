@@ -7,13 +7,12 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include <spdlog/spdlog.h>
-
 #include "build/file_lock.h"
 #include "build/hashing.h"
 #include "build/library_entry.h"
 #include "build/private_directory.h"
 #include "ir/error.h"
+#include "ir/log.h"
 
 namespace tilefuse::build {
 namespace {
@@ -101,17 +100,17 @@ LibraryFile ArtifactCache::get_or_build(const ArtifactRequest& request, const To
   EntryCheck check = entry.check(record);
   if (check.state == EntryCheck::State::kValid) {
     ++counters.cache_hits;
-    spdlog::debug("cache hit for {} ({})", request.kernel_name, dir);
+    logger().debug("cache hit for {} ({})", request.kernel_name, dir);
     return check.library;
   }
   if (check.state == EntryCheck::State::kInvalid) {
     ++counters.rebuilds;
-    spdlog::warn("rebuilding cache entry {}: {}", dir, check.problem);
+    logger().warn("rebuilding cache entry {}: {}", dir, check.problem);
   }
   const auto start = std::chrono::steady_clock::now();
   ++counters.compiles;
   LibraryFile built = entry.build(request.source, toolchain, record);
-  spdlog::info("compiled {} in {} ms", request.kernel_name, milliseconds_since(start));
+  logger().info("compiled {} in {} ms", request.kernel_name, milliseconds_since(start));
   return built;
 }
 

@@ -9,10 +9,9 @@
 #include <cstring>
 #include <thread>
 
-#include <spdlog/spdlog.h>
-
 #include "build/timeouts.h"
 #include "ir/error.h"
+#include "ir/log.h"
 
 namespace tilefuse::build {
 namespace {
@@ -47,7 +46,7 @@ FileLock::FileLock(const std::string& path) {
   while (!try_lock(fd_, path)) {
     const auto waited = std::chrono::steady_clock::now() - start;
     if (!said && waited >= kSayWaitingAfter) {
-      spdlog::warn("waiting for {}: held by another tilefuse process", path);
+      logger().warn("waiting for {}: held by another tilefuse process", path);
       said = true;
     }
     if (waited >= timeout) {

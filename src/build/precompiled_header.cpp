@@ -2,10 +2,9 @@
 
 #include <filesystem>
 
-#include <spdlog/spdlog.h>
-
 #include "build/file_lock.h"
 #include "build/process.h"
+#include "ir/log.h"
 
 namespace tilefuse::build {
 
@@ -24,7 +23,7 @@ void ensure_precompiled_header(const Toolchain& toolchain, const std::string& he
   argv.insert(argv.end(), {"-x", "c++-header", header_path, "-o", temp});
   ProcessResult result = run_process(argv);
   if (!result.succeeded()) {
-    spdlog::warn("precompiling {} failed ({}); kernels compile without it", header_path, result.status_text());
+    logger().warn("precompiling {} failed ({}); kernels compile without it", header_path, result.status_text());
     std::filesystem::remove(temp);
     return;
   }

@@ -3,12 +3,11 @@
 #include <chrono>
 #include <filesystem>
 
-#include <spdlog/spdlog.h>
-
 #include "build/hashing.h"
 #include "build/library_entry.h"
 #include "build/private_directory.h"
 #include "io/atomic_file.h"
+#include "ir/log.h"
 
 namespace tilefuse::build {
 
@@ -46,12 +45,12 @@ LibraryFile StaticKernelStore::get_or_build(const std::string& kernel_key, const
   }
   if (check.state == EntryCheck::State::kInvalid) {
     ++counters.rebuilds;
-    spdlog::warn("rebuilding static kernel {}: {}", dir, check.problem);
+    logger().warn("rebuilding static kernel {}: {}", dir, check.problem);
   }
   const auto start = std::chrono::steady_clock::now();
   ++counters.compiles;
   LibraryFile built = entry.build(source, toolchain_, record);
-  spdlog::info("compiled {} candidate {} in {} ms", kernel_.kernel_name, kernel_key,
+  logger().info("compiled {} candidate {} in {} ms", kernel_.kernel_name, kernel_key,
                std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count());
   return built;
 }

@@ -4,8 +4,6 @@
 #include <chrono>
 #include <mutex>
 
-#include <spdlog/spdlog.h>
-
 #include "build/compile_pool.h"
 #include "codegen/kernel_emitter.h"
 #include "fusion/execution_plan.h"
@@ -16,6 +14,7 @@
 #include "driver/jit_buckets.h"
 #include "driver/kernel_headers.h"
 #include "driver/package_writer.h"
+#include "ir/log.h"
 #include "ir/ops/control_flow.h"
 #include "runtime/branch_call.h"
 #include "runtime/kernel_library.h"
@@ -25,7 +24,6 @@
 namespace tilefuse::driver {
 
 namespace {
-
 
 // Adds the wall time of its scope to phases[name]: where building an executor spends its time.
 class PhaseTimer {
@@ -173,7 +171,7 @@ struct Executor::Impl : runtime::KernelProvider {
         PhaseTimer timer(counters.compile_phases_ms, "kernels");
         build::run_compile_jobs(std::move(jobs), options.compile_threads);
       }
-      spdlog::info("executor: {} kernels ready ({} compiled, {} from cache, {} tuning records reused)", count,
+      logger().info("executor: {} kernels ready ({} compiled, {} from cache, {} tuning records reused)", count,
                    counters.cache.compiles.load(), counters.cache.cache_hits.load(),
                    counters.tuning.records_reused.load());
     }

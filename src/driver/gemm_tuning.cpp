@@ -7,11 +7,11 @@
 #include <fstream>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "build/file_lock.h"
 #include "build/hashing.h"
 #include "io/atomic_file.h"
+#include "ir/log.h"
 #include "ir/shape.h"
 #include "ir/tensor_compare.h"
 #include "runtime/cpu_isa.h"
@@ -112,7 +112,7 @@ std::optional<Record> read_record(const std::string& path) {
   std::ifstream in(path);
   if (!in) return std::nullopt;
   auto invalid = [&](const std::string& why) -> std::optional<Record> {
-    spdlog::warn("ignoring {}: {}; the GEMM is tuned again", path, why);
+    logger().warn("ignoring {}: {}; the GEMM is tuned again", path, why);
     return std::nullopt;
   };
   std::string winner, topn, checksum;
@@ -241,7 +241,7 @@ BlockingTuneResult tune_blocking(runtime::LibraryCall& call, const Node& node, c
   }
   BlockingBench bench(call, node, candidates, tuning.threads);
   const std::string name = fmt::format("{} {}", node.op, node.name);
-  spdlog::info("Autotune {}: measuring {} blockings", name, candidates.size());
+  logger().info("Autotune {}: measuring {} blockings", name, candidates.size());
   const tune::AutotuneResult measured = tune::autotune(name, dir, bench);
   result.blocking = candidates.at(static_cast<size_t>(measured.best));
   result.measured = !measured.fell_back;

@@ -6,12 +6,11 @@
 #include <vector>
 #include <fstream>
 
-#include <spdlog/spdlog.h>
-
 #include "build/file_lock.h"
 #include "build/hashing.h"
 #include "build/private_directory.h"
 #include "io/atomic_file.h"
+#include "ir/log.h"
 #include "runtime/stream_probe.h"
 #include "runtime/thread_team.h"
 
@@ -62,13 +61,13 @@ tiling::HardwareModel calibrated_hardware(const std::string& cache_root) {
     try {
       return tiling::hardware_from_json(nlohmann::json::parse(in));
     } catch (const nlohmann::json::exception& e) {
-      spdlog::warn("ignoring {}: {}; measuring the machine again", path, e.what());
+      logger().warn("ignoring {}: {}; measuring the machine again", path, e.what());
     }
   }
-  spdlog::info("calibrating the hardware model (memory bandwidth, fork/join cost; once per machine)");
+  logger().info("calibrating the hardware model (memory bandwidth, fork/join cost; once per machine)");
   measure_machine(hw);
   io::write_file_atomically(path, tiling::to_json(hw).dump(2) + "\n");
-  spdlog::info("hardware: {}", hw.describe());
+  logger().info("hardware: {}", hw.describe());
   return hw;
 }
 

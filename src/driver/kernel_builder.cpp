@@ -2,11 +2,10 @@
 
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
-
 #include "build/hashing.h"
 #include "codegen/support_headers.h"
 #include "driver/debug_dump.h"
+#include "ir/log.h"
 #include "tiling/solver.h"
 #include "tune/tuning_record.h"
 
@@ -140,14 +139,14 @@ BuiltKernel build_tuned(const fusion::FusedKernel& kernel, tiling::CompilePath p
 
 BuiltKernel build_kernel(const fusion::FusedKernel& kernel, const BuildContext& context) {
   const tiling::CompilePath path = tiling::decide_compile_path(kernel, context.topn);
-  spdlog::debug("kernel {}: {} path", kernel.name, tiling::compile_path_name(path));
+  logger().debug("kernel {}: {} path", kernel.name, tiling::compile_path_name(path));
   if (path == tiling::CompilePath::Jit) return build_jit(kernel, context);
   return build_tuned(kernel, path, context);
 }
 
 BuiltKernel build_jit_bucket(const fusion::FusedKernel& kernel, const BuiltKernel& generic,
                              const tiling::ShapeBucket& bucket, const BuildContext& context) {
-  spdlog::debug("kernel {}: jit bucket {}", kernel.name, bucket.key);
+  logger().debug("kernel {}: jit bucket {}", kernel.name, bucket.key);
   return build_tuned(kernel, tiling::CompilePath::Jit, context, &generic, &bucket);
 }
 

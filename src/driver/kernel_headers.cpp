@@ -6,14 +6,13 @@
 #include <filesystem>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
 #include "build/file_lock.h"
 #include "build/hashing.h"
 #include "build/precompiled_header.h"
 #include "codegen/support_headers.h"
 #include "io/atomic_file.h"
 #include "io/file_reading.h"
+#include "ir/log.h"
 
 namespace tilefuse::driver {
 
@@ -41,12 +40,12 @@ bool copy_prebuilt(const KernelHeaders& headers, const build::Toolchain& toolcha
   const fs::path temp = target.string() + ".tmp";
   fs::copy_file(prebuilt, temp, fs::copy_options::overwrite_existing, ec);
   if (ec) {
-    spdlog::debug("kernel headers: cannot copy the prebuilt {}: {}", prebuilt.string(), ec.message());
+    logger().debug("kernel headers: cannot copy the prebuilt {}: {}", prebuilt.string(), ec.message());
     fs::remove(temp, ec);
     return false;
   }
   fs::rename(temp, target);
-  spdlog::debug("kernel headers: precompiled header copied from the build ({})", prebuilt.string());
+  logger().debug("kernel headers: precompiled header copied from the build ({})", prebuilt.string());
   return true;
 }
 

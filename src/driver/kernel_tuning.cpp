@@ -1,8 +1,8 @@
 // tune_kernel(): the first-run half of the static TopN path (see kernel_builder.h).
-#include <spdlog/spdlog.h>
 
 #include "driver/debug_dump.h"
 #include "driver/kernel_builder.h"
+#include "ir/log.h"
 #include "tune/tuning_record.h"
 
 namespace tilefuse::driver {
@@ -32,7 +32,7 @@ void tune_kernel(BuiltKernel& k, const KernelLaunch& launch, const BuildContext&
   auto lock = k.store->lock();
   if (auto record = tune::read_tuning_record(k.store->optimize_tiling_path()); record && record->topn >= c.topn) {
     if (auto index = recorded_candidate(k, *record)) {
-      spdlog::info("kernel {}: tuned by another process meanwhile, using {}", k.store->kernel_name(),
+      logger().info("kernel {}: tuned by another process meanwhile, using {}", k.store->kernel_name(),
                    record->winner.tiling.repr());
       ++c.tuning_counters.records_reused;
       keep_only(k, *index);
@@ -44,7 +44,7 @@ void tune_kernel(BuiltKernel& k, const KernelLaunch& launch, const BuildContext&
     candidates.push_back({k.candidate_libraries[i], launch_block_dim(k.path, k.candidates[i].tiling)});
   }
   LaunchCandidateBench bench(std::move(candidates), launch);
-  spdlog::info("Autotune {}: measuring {} candidates", k.store->kernel_name(), k.candidates.size());
+  logger().info("Autotune {}: measuring {} candidates", k.store->kernel_name(), k.candidates.size());
   const tune::AutotuneResult result = tune::autotune(k.store->kernel_name(), k.store->dir(), bench);
   for (const auto& r : result.candidates) c.tuning_counters.candidates_measured += r.measured ? 1 : 0;
   ++c.tuning_counters.kernels_tuned;

@@ -8,12 +8,12 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "build/compile_pool.h"
 #include "build/hashing.h"
 #include "io/file_reading.h"
 #include "ir/error.h"
+#include "ir/log.h"
 #include "ir/printer.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/model_package.h"
@@ -52,7 +52,7 @@ PackagedKernel packaged_kernel(size_t step, const fusion::FusedKernel& kernel, c
   if (library == nullptr) {  // TopN candidates never measured: the seed's rule is the first one
     library = built.candidate_libraries.at(0).get();
     out.unmeasured = true;
-    spdlog::warn("package: kernel {} never ran, so its {} candidates were not measured: it takes the first, unmeasured",
+    logger().warn("package: kernel {} never ran, so its {} candidates were not measured: it takes the first, unmeasured",
                  kernel.name, built.candidate_libraries.size());
   }
   const fs::path dir = fs::path(library->path()).parent_path();
@@ -343,7 +343,7 @@ void write_package(const PackageContents& c, const std::string& path_text) {
   fs::remove_all(build_dir);
   fs::remove_all(path);
   fs::rename(staging, path);
-  spdlog::info("package: wrote {}", path.string());
+  logger().info("package: wrote {}", path.string());
 }
 
 }  // namespace tilefuse::driver

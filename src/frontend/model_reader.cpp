@@ -4,9 +4,9 @@
 
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
-#include <spdlog/spdlog.h>
 
 #include "ir/error.h"
+#include "ir/log.h"
 
 namespace tilefuse::frontend {
 
@@ -121,7 +121,7 @@ void check_model(onnx::ModelProto& model, const std::string& origin) {
   // onnx 1.12 refuses any IR version newer than its own outright. What we import (no float8 or
   // 4-bit types, no subgraphs or functions) reads the same under the newest version it knows.
   if (model.ir_version() > onnx::IR_VERSION) {
-    spdlog::info("{}: IR version {} is newer than the onnx library knows; checking it as IR version {}",
+    logger().info("{}: IR version {} is newer than the onnx library knows; checking it as IR version {}",
                  origin, model.ir_version(), static_cast<int>(onnx::IR_VERSION));
     model.set_ir_version(onnx::IR_VERSION);
   }

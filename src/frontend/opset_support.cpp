@@ -5,10 +5,10 @@
 #include <vector>
 
 #include <onnx/version_converter/convert.h>
-#include <spdlog/spdlog.h>
 
 #include "frontend/tensor_proto_conversion.h"
 #include "ir/error.h"
+#include "ir/log.h"
 #include "ir/op_registry.h"
 
 namespace tilefuse::frontend {
@@ -273,7 +273,7 @@ void adapt_opset20_to_18(onnx::ModelProto& model, const std::string& origin) {
   }
   if (moved_gelu) ensure_opset_import(model, kMicrosoftDomain, 1);
   opset->set_version(18);
-  spdlog::info("{}: read opset {} of domain 'ai.onnx' as opset 18", origin, version);
+  logger().info("{}: read opset {} of domain 'ai.onnx' as opset 18", origin, version);
 }
 
 // Split-18's num_outputs equals the number of outputs; opset 17 splits into that many equal
@@ -336,7 +336,7 @@ void adapt_opset18_to_17(onnx::ModelProto& model, const std::string& origin) {
 void convert_old_opset(onnx::ModelProto& model, const std::string& origin) {
   int64_t version = mutable_default_opset(model)->version();
   if (version >= kMinNativeOpset) return;
-  spdlog::info("{}: converting opset {} to opset {} with onnx's version converter", origin, version, kTargetOpset);
+  logger().info("{}: converting opset {} to opset {} with onnx's version converter", origin, version, kTargetOpset);
   try {
     model = onnx::version_conversion::ConvertVersion(model, kTargetOpset);
   } catch (const std::exception& e) {

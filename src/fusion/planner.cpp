@@ -5,6 +5,7 @@
 #include <set>
 
 #include "fusion/shape_only_steps.h"
+#include "ir/log.h"
 #include "ir/op_registry.h"
 #include "passes/pattern_matcher.h"
 #include "spdlog/spdlog.h"
@@ -117,7 +118,7 @@ class Planner {
       if (a == b) continue;
       std::string why;
       if (!legal(a, b, why)) {
-        spdlog::debug("fusion: not merging {} into {} ({}): {}", cand.producer->name, cand.consumer->name, *cand.pattern, why);
+        logger().debug("fusion: not merging {} into {} ({}): {}", cand.producer->name, cand.consumer->name, *cand.pattern, why);
         continue;
       }
       merge(a, b, *cand.pattern);
@@ -171,7 +172,7 @@ class Planner {
       merge(producer, consumer, "through_view");
       return;
     }
-    spdlog::debug("fusion: not merging through view {}: {}", chain.front()->name, why);
+    logger().debug("fusion: not merging through view {}: {}", chain.front()->name, why);
     if (joined) {
       for (Node* view : chain) {
         group_of_.erase(view);
@@ -204,7 +205,7 @@ class Planner {
     if (a == b || groups_[a].dead || groups_[b].dead) return a;
     std::string why;
     if (!legal(a, b, why)) {
-      spdlog::debug("fusion: not merging the readers of '{}' (siblings): {}", shared->name, why);
+      logger().debug("fusion: not merging the readers of '{}' (siblings): {}", shared->name, why);
       return a;
     }
     if (derive_iteration_space(union_nodes(a, b)).space->domain != shared->shape) return a;

@@ -9,12 +9,11 @@
 #include <limits>
 #include <span>
 
-#include <spdlog/spdlog.h>
-
 #include "io/atomic_file.h"
 #include "io/npy_header.h"
 #include "ir/checked_size.h"
 #include "ir/error.h"
+#include "ir/log.h"
 #include "ir/shape.h"
 
 namespace tilefuse::io {
@@ -177,7 +176,7 @@ Tensor read_npy(const std::string& path) {
 void write_npy(const std::string& path, const Tensor& tensor) {
   Tensor stored = tensor;
   if (tensor.dtype() == DType::bf16) {
-    spdlog::warn("{}: numpy has no bfloat16 dtype; writing the bf16 tensor as float32", path);
+    logger().warn("{}: numpy has no bfloat16 dtype; writing the bf16 tensor as float32", path);
     stored = tensor.cast(DType::f32);
   }
   const std::string header = encode_header(stored);

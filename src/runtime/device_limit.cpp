@@ -6,9 +6,8 @@
 #include <cstdlib>
 #include <thread>
 
-#include <spdlog/spdlog.h>
-
 #include "ir/error.h"
+#include "ir/log.h"
 
 namespace tilefuse::runtime {
 namespace {
@@ -30,7 +29,7 @@ int parse_positive_env(const char* text) {
 DeviceLimit capped(int threads, const char* source) {
   const int cores = hardware_cores();
   if (threads > cores) {
-    spdlog::warn("{} = {} exceeds the {} available cores; using {} threads", source, threads, cores, cores);
+    logger().warn("{} = {} exceeds the {} available cores; using {} threads", source, threads, cores, cores);
     threads = cores;
   }
   return DeviceLimit{threads, true};

@@ -4,8 +4,8 @@
 #include <set>
 
 #include <fmt/ranges.h>
-#include <spdlog/spdlog.h>
 
+#include "ir/log.h"
 #include "runtime/random_fill.h"
 #include "ir/error.h"
 
@@ -106,7 +106,7 @@ std::vector<int64_t> dims_of_missing(const Value& input, SymbolBindings& symbols
     if (!known.is_const() && unbound_value) {
       for (const std::string& s : known.symbols()) {
         if (symbols.emplace(s, *unbound_value).second) {
-          spdlog::info("symbol {}: no given input fixes it, so it is {}", s, *unbound_value);
+          logger().info("symbol {}: no given input fixes it, so it is {}", s, *unbound_value);
         }
       }
       known = dim.substitute(symbols);
@@ -157,7 +157,7 @@ BoundInputs bind_inputs(const Graph& graph, const std::map<std::string, Tensor>&
     }
     std::mt19937_64 rng = input_rng(options.seed, input->name);
     Tensor data = random_tensor(input->dtype, dims_of_missing(*input, symbols, options.unbound_symbol_value), rng);
-    spdlog::info("input '{}': random {} (seed {})", input->name, data.summary(), options.seed);
+    logger().info("input '{}': random {} (seed {})", input->name, data.summary(), options.seed);
     bound.inputs.push_back({input->name, std::move(data), true});
   }
   bound.symbols = std::move(symbols);

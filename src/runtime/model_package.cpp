@@ -11,13 +11,13 @@
 #include <map>
 
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "fusion/fusion_plan.h"
 #include "fusion/iteration_space.h"
 #include "fusion/shape_only_steps.h"
 #include "ir/error.h"
 #include "io/file_reading.h"
+#include "ir/log.h"
 #include "ir/parser.h"
 #include "runtime/branch_call.h"
 #include "runtime/cpu_isa.h"
@@ -312,7 +312,7 @@ struct PackagedModel : Executable::Impl, KernelProvider {
     const std::string packed_for = manifest.value("packed_weights_isa", "none");
     const bool use_packed = own_gemm_engine() && packed_for == isa_name(vector_isa());
     if (!use_packed && packed_for != "none") {
-      spdlog::info("package {}: its weights were packed for the {} GEMM kernel, this process runs {}: packing again",
+      logger().info("package {}: its weights were packed for the {} GEMM kernel, this process runs {}: packing again",
                    dir.string(), packed_for, own_gemm_engine() ? isa_name(vector_isa()) : "OpenBLAS");
     }
     for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -429,7 +429,7 @@ std::vector<std::string> missing_cpu_features(const std::vector<std::string>& fe
 std::shared_ptr<Executable::Impl> load_model_package(const std::string& dir, std::optional<int> threads) {
   const auto start = std::chrono::steady_clock::now();
   auto model = std::make_shared<PackagedModel>(dir, threads);
-  spdlog::debug("package {}: loaded in {:.1f} ms ({} steps, {} weight bytes mapped): {}", dir,
+  logger().debug("package {}: loaded in {:.1f} ms ({} steps, {} weight bytes mapped): {}", dir,
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
                 model->plan.steps.size(), model->weights.size, model->load_phases);
   return model;

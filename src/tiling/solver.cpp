@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
-
+#include "ir/log.h"
 #include "tiling/cost_model.h"
 #include "tiling/tiling_space.h"
 
@@ -23,9 +22,9 @@ std::vector<TilingCandidate> top_candidates(const fusion::FusedKernel& kernel, c
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const TilingCandidate& a, const TilingCandidate& b) { return a.predicted_us < b.predicted_us; });
   if (n > 0 && ranked.size() > static_cast<size_t>(n)) ranked.resize(static_cast<size_t>(n));
-  spdlog::debug("tiling {}: {}; {} candidate(s) of {}", kernel.name, profile.describe(), ranked.size(), space.size());
+  logger().debug("tiling {}: {}; {} candidate(s) of {}", kernel.name, profile.describe(), ranked.size(), space.size());
   for (size_t i = 0; i < ranked.size(); ++i) {
-    spdlog::debug("tiling {} candidate {}: {} predicted {:.2f} us: {}", kernel.name, i, ranked[i].tiling.repr(),
+    logger().debug("tiling {} candidate {}: {} predicted {:.2f} us: {}", kernel.name, i, ranked[i].tiling.repr(),
                   ranked[i].predicted_us, ranked[i].explanation);
   }
   return ranked;

@@ -4,9 +4,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include <spdlog/spdlog.h>
-
 #include "ir/error.h"
+#include "ir/log.h"
 #include "tiling/solver.h"
 
 namespace tilefuse::tune {
@@ -16,7 +15,7 @@ namespace {
 int checked(long long value) {
   if (value < 1) fail_user("TILEFUSE_AUTOTUNE_TOPN must be >= 1");
   if (value > tiling::kMaxTopN) {
-    spdlog::warn("TILEFUSE_AUTOTUNE_TOPN={} is above the maximum of {}: capped at {}", value, tiling::kMaxTopN,
+    logger().warn("TILEFUSE_AUTOTUNE_TOPN={} is above the maximum of {}: capped at {}", value, tiling::kMaxTopN,
                  tiling::kMaxTopN);
     return tiling::kMaxTopN;
   }

@@ -18,9 +18,9 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "ir/error.h"
+#include "ir/log.h"
 
 namespace tilefuse::tune {
 
@@ -302,24 +302,24 @@ AutotuneResult autotune(const std::string& kernel, const std::string& kernel_dir
     parsed = parse_report(report);
     for (const auto& [i, why] : parsed.wrong) {
       result.candidates[static_cast<size_t>(i)].excluded = "wrong result: " + why;
-      spdlog::warn("Autotune {}: candidate {} excluded: wrong result: {}", kernel, i, why);
+      logger().warn("Autotune {}: candidate {} excluded: wrong result: {}", kernel, i, why);
     }
     std::erase_if(active, [&](int i) { return !result.candidates[static_cast<size_t>(i)].excluded.empty(); });
     if (report.failure.empty() && parsed.done) break;
     const std::string why = !parsed.error.empty() ? parsed.error : report.failure;
     if (parsed.in_check < 0) {  // failed while timing: no candidate to blame
-      spdlog::warn("Autotune {}: measurement {}; keeping the cost model's choice", kernel, why);
+      logger().warn("Autotune {}: measurement {}; keeping the cost model's choice", kernel, why);
       result.fell_back = true;
       break;
     }
     result.candidates[static_cast<size_t>(parsed.in_check)].excluded = why;
-    spdlog::warn("Autotune {}: candidate {} excluded: {}", kernel, parsed.in_check, why);
+    logger().warn("Autotune {}: candidate {} excluded: {}", kernel, parsed.in_check, why);
     std::erase(active, parsed.in_check);
   }
   if (active.empty()) fail_user("kernel {}: every tiling candidate failed (see the warnings above)", kernel);
 
   if (!result.fell_back && parsed.timings.size() != parsed.checked.size()) {
-    spdlog::error("Autotune {} parse profiling error, timing info count: {}", kernel_dir, parsed.timings.size());
+    logger().error("Autotune {} parse profiling error, timing info count: {}", kernel_dir, parsed.timings.size());
     result.fell_back = true;
   }
   result.best = active.front();  // the best-ranked survivor, unless measurement says otherwise
@@ -328,10 +328,10 @@ AutotuneResult autotune(const std::string& kernel, const std::string& kernel_dir
   double best_us = 0;
   for (const auto& [i, timing] : parsed.timings) {
     result.candidates[static_cast<size_t>(i)] = timing;
-    spdlog::info("Autotune {} candidate {}: Timing = {:.2f} us", kernel, i, timing.median_us);
+    logger().info("Autotune {} candidate {}: Timing = {:.2f} us", kernel, i, timing.median_us);
     if (best_us == 0 || timing.median_us < best_us) best_us = timing.median_us, result.best = i;
   }
-  spdlog::info("Autotune completed {}, best kernel index: {}", kernel, result.best);
+  logger().info("Autotune completed {}, best kernel index: {}", kernel, result.best);
   return result;
 }
 

@@ -5,10 +5,10 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "build/hashing.h"
 #include "io/atomic_file.h"
+#include "ir/log.h"
 
 namespace tilefuse::tune {
 
@@ -19,7 +19,7 @@ namespace {
 std::string body_of(const TuningRecord& r) { return fmt::format("{}\ntopn={}\n", r.winner.record(), r.topn); }
 
 std::optional<TuningRecord> invalid(const std::string& path, const std::string& why) {
-  spdlog::warn("ignoring {}: {}; the kernel is tuned again", path, why);
+  logger().warn("ignoring {}: {}; the kernel is tuned again", path, why);
   return std::nullopt;
 }
 

@@ -10,25 +10,25 @@
 
 #include "build_test_support.h"
 #include "ir/error.h"
+#include "ir/log.h"
 
 namespace tilefuse::build {
 namespace {
 
 using ::testing::HasSubstr;
 
-// Captures what spdlog's default logger prints while it lives.
+// Captures what tilefuse's logger prints while it lives.
 class CapturedLog {
  public:
-  CapturedLog() : previous_(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(text_);
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("captured", sink));
+  CapturedLog() : previous_(logger().sinks()) {
+    logger().sinks() = {std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)};
   }
-  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  ~CapturedLog() { logger().sinks() = previous_; }
   std::string text() const { return text_.str(); }
 
  private:
   std::ostringstream text_;
-  std::shared_ptr<spdlog::logger> previous_;
+  std::vector<spdlog::sink_ptr> previous_;
 };
 
 TEST(FileLock, WaiterSaysSoAndGivesUpAfterTheTimeout) {

@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include "property/property_params.h"
+#include "ir/log.h"
 #include "property/reference_check.h"
 #include "property/structure_spec.h"
 #include "property/temp_cache_dir.h"
@@ -64,7 +65,7 @@ void trace_case(const StructureSpec& spec) {
 }
 
 TEST(ExecutorStructure, FusedAndUnfusedMatchReferenceOnEveryOutput) {
-  spdlog::set_level(spdlog::level::warn);
+  logger().set_level(spdlog::level::warn);
   const rc::detail::TestParams params = property_params("executor structure", 1000);
   driver::ExecutorCounters counters;
   CaseBudget budget(kBudget);

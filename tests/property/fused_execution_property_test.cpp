@@ -22,6 +22,7 @@
 #include <spdlog/spdlog.h>
 
 #include "property/graph_builder.h"
+#include "ir/log.h"
 #include "property/property_params.h"
 #include "property/reference_check.h"
 #include "property/temp_cache_dir.h"
@@ -59,7 +60,7 @@ void check_case(const GraphSpec& spec, const std::vector<std::vector<int64_t>>& 
 // `budget`), and always says which seed it used, so a failure (or a timeout) can be rerun exactly.
 template <typename Property>
 void check_property(const char* name, int cases, std::chrono::seconds budget, Property property) {
-  spdlog::set_level(spdlog::level::warn);  // one "kernels ready" line per case would bury a failure
+  logger().set_level(spdlog::level::warn);  // one "kernels ready" line per case would bury a failure
   const rc::detail::TestParams params = property_params(name, cases);
   const auto& c = totals().counters.cache;
   const int cases_before = totals().cases;
