@@ -1,8 +1,18 @@
 #include "runtime/step_profile.h"
 
 #include <algorithm>
+#include <thread>
 
 namespace tilefuse::runtime {
+
+void StepProfile::SpinLock::lock() {
+  for (int spins = 0; held_.exchange(true, std::memory_order_acquire);) {
+    while (held_.load(std::memory_order_relaxed)) {
+      // The holder only appends to a vector: yield the CPU only if it seems to have lost its own.
+      if (++spins > 4096) std::this_thread::yield();
+    }
+  }
+}
 
 StepProfile::StepProfile() : epoch_(Clock::now()) {}
 
