@@ -163,8 +163,9 @@ void ThreadTeam::run(int64_t num_blocks, BlockTask fn, int max_workers) {
   if (num_blocks <= 0) return;
   if (t_active_team == this) fail_internal("ThreadTeam::run called from inside one of its own tasks");
   ActiveTeamScope scope(this);
-  const int workers = max_workers > 0 ? std::min(max_workers, state_->size()) : state_->size();
-  if (workers == 1) {  // one worker is just the caller: no synchronisation at all
+  const int workers = static_cast<int>(
+      std::min<int64_t>(max_workers > 0 ? std::min(max_workers, state_->size()) : state_->size(), num_blocks));
+  if (workers == 1) {  // one worker (one block, or one allowed) is just the caller: no synchronisation at all
     fn(0, 0, num_blocks);
     return;
   }
@@ -172,7 +173,7 @@ void ThreadTeam::run(int64_t num_blocks, BlockTask fn, int max_workers) {
   State& state = *state_;
   state.task = &fn;
   state.num_blocks = num_blocks;
-  state.active_workers = static_cast<int>(std::min<int64_t>(workers, num_blocks));
+  state.active_workers = workers;
   state.publish_and_wait(/*stop=*/false);
   state.rethrow_first_error();
 }
