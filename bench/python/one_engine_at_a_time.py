@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""tilefuse and ONNX Runtime on the real-model suite's static TorchScript exports through their
+Python APIs, timed one engine at a time in one process (ONNX Runtime's pool spins after its runs
+and would take tilefuse's cores if the calls alternated), 12 runs each, best, at 2 and 1 threads:
+the last table in results.md.
+
+    PYTHONPATH=build/python TILEFUSE_CACHE_DIR=build/real-work/full/cache \\
+        build/peers-venv/bin/python bench/python/one_engine_at_a_time.py [MANIFEST]
+
+MANIFEST defaults to build/real-work/full/manifest.json (bench/real/run_real.py writes it).
+"""
+import json
+import pathlib
+import sys
+import time
+
+import numpy as np
+import onnxruntime as ort
+
+import tilefuse
+
+
+def best_ms(sess, inputs, runs=12):
+    sess.run(None, inputs)
+    time.sleep(0.2)  # let the other engine's threads go quiet
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        sess.run(None, inputs)
+        best = min(best, (time.perf_counter() - start) * 1e3)
+    return best
+
+
+def main():
+    manifest_path = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/real-work/full/manifest.json")
+    base = manifest_path.parent
+    entries = [e for e in json.loads(manifest_path.read_text())["entries"]
+               if e["exporter"] == "torchscript" and e["shapes"] == "static"]
+    for threads in (2, 1):
+        ratios = []
+        for e in entries:
+            inputs = {name: np.load(base / path) for name, path in e["inputs"].items()}
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = threads
+            ort_ms = best_ms(ort.InferenceSession(str(base / e["model"]), options, providers=["CPUExecutionProvider"]),
+                             inputs)
+            tf_ms = best_ms(tilefuse.InferenceSession(str(base / e["model"]), threads=threads), inputs)
+            ratios.append(ort_ms / tf_ms)
+            print(f'{threads}t {e["arch"]:20s} tilefuse {tf_ms:7.2f} ms  ort {ort_ms:7.2f} ms  x ORT {ratios[-1]:.2f}',
+                  flush=True)
+        print(f"{threads}t geomean x ORT {np.exp(np.mean(np.log(ratios))):.3f}")
+
+
+if __name__ == "__main__":
+    main()
