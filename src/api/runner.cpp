@@ -65,7 +65,8 @@ std::map<std::string, int64_t> counter_values(const driver::ExecutorCounters& c)
           {"packed_weight_bytes", c.packed_weight_bytes.load()},
           {"prepared_shapes", c.prepared_shapes.load()},
           {"jit_buckets", c.jit_buckets.load()},
-          {"runs", c.runs.load()}};
+          {"runs", c.runs.load()},
+          {"barriers", c.barriers.load()}};
 }
 
 driver::ExecutorOptions executor_options(Mode mode, const ExecutionOptions& options) {

@@ -388,6 +388,7 @@ struct PackagedModel : Executable::Impl, KernelProvider {
     return {{"runs", run_counters.runs.load()},
             {"prepared_shapes", run_counters.prepared_shapes.load()},
             {"evicted_shapes", run_counters.evicted_shapes.load()},
+            {"barriers", run_counters.barriers.load()},
             {"packed_weight_bytes", packed_weight_bytes},
             {"compiles", 0},
             {"cache_hits", 0},

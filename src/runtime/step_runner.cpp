@@ -508,6 +508,7 @@ struct StepRunner::Impl {
   }
 
   void run_steps(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs, Prepared& p) {
+    const int64_t barriers_before = ThreadTeam::barriers_on_this_thread();
     bind_run(inputs, outputs, p);
     StepProfile* profile = options.profile;
     if (profile) {
@@ -534,6 +535,7 @@ struct StepRunner::Impl {
     }
     if (profile && copied)
       profile->record(static_cast<int64_t>(plan.steps.size()), 0, start, StepProfile::Clock::now());
+    counters.barriers = ThreadTeam::barriers_on_this_thread() - barriers_before;
     ++counters.runs;
   }
 };

@@ -66,6 +66,7 @@ struct RunCounters {
   std::atomic<int64_t> runs{0};
   std::atomic<int64_t> prepared_shapes{0};  // shapes held now (at most max_prepared_shapes)
   std::atomic<int64_t> evicted_shapes{0};   // shapes dropped, least recently run first
+  std::atomic<int64_t> barriers{0};         // team synchronisations of the last run (fork/joins, GEMMs' included)
 };
 
 class StepRunner {

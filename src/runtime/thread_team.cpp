@@ -68,6 +68,8 @@ std::pair<int64_t, int64_t> block_range(int64_t num_blocks, int workers, int wor
 // deadlock, so that is caught as the bug it is.
 thread_local const ThreadTeam* t_active_team = nullptr;
 
+thread_local int64_t t_barriers = 0;  // see barriers_on_this_thread()
+
 class ActiveTeamScope {
  public:
   explicit ActiveTeamScope(const ThreadTeam* team) : previous_(std::exchange(t_active_team, team)) {}
@@ -169,6 +171,7 @@ void ThreadTeam::run(int64_t num_blocks, BlockTask fn, int max_workers) {
     fn(0, 0, num_blocks);
     return;
   }
+  ++t_barriers;
   std::lock_guard lock(state_->run_mutex);
   State& state = *state_;
   state.task = &fn;
@@ -177,6 +180,8 @@ void ThreadTeam::run(int64_t num_blocks, BlockTask fn, int max_workers) {
   state.publish_and_wait(/*stop=*/false);
   state.rethrow_first_error();
 }
+
+int64_t ThreadTeam::barriers_on_this_thread() { return t_barriers; }
 
 std::shared_ptr<ThreadTeam> ThreadTeam::shared(int threads) {
   static std::mutex mutex;

@@ -46,6 +46,10 @@ class ThreadTeam {
   // exception in any worker is rethrown here.
   void run(int64_t num_blocks, BlockTask fn, int max_workers = 0);
 
+  // How many runs started from the calling thread have synchronised the team (a fork and a join;
+  // a run that one worker does alone is not counted): what a model's run pays in barriers.
+  static int64_t barriers_on_this_thread();
+
  private:
   struct State;
   std::unique_ptr<State> state_;

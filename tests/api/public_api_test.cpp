@@ -132,6 +132,23 @@ TEST(Executable, DescribesInputsAndOutputsWithSymbolicDims) {
   for (size_t i = 1; i < x.shape.size(); ++i) EXPECT_EQ(x.dim_names[i], "") << "dim " << i << " is constant";
 }
 
+TEST(Executable, CountsTheBarriersOfARun) {
+  const Model model = load_onnx(models_dir() + "/mlp_block.onnx");
+  for (int threads : {1, 2}) {
+    Options options = test_options();
+    options.threads = threads;
+    const Executable exe = compile(model, options);
+    exe.run(committed_inputs("mlp_block", exe));
+    const int64_t barriers = exe.counters().at("barriers");
+    if (threads == 1) {
+      EXPECT_EQ(barriers, 0) << "one thread never synchronises";
+    } else {
+      EXPECT_GT(barriers, 0);
+      EXPECT_LE(barriers, exe.launches()) << "the GEMMs and the kernel each synchronise at most once";
+    }
+  }
+}
+
 TEST(Executable, LoadsAModelFromBytesAsFromItsFile) {
   const std::string path = models_dir() + "/bias_gelu.onnx";
   std::ifstream file(path, std::ios::binary);
