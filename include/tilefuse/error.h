@@ -13,6 +13,14 @@ class UserError : public std::runtime_error {
   explicit UserError(const std::string& message) : std::runtime_error(message) {}
 };
 
+// A model that fused and unfused execution cannot run, but the reference interpreter can: one
+// with a tensor whose shape depends on tensor data (NonZero, or a shape computed from data), as
+// every buffer of a fused run is planned from the input shapes.
+class NeedsReferenceMode : public UserError {
+ public:
+  using UserError::UserError;
+};
+
 // A broken invariant inside tilefuse: a bug, never the user's fault.
 class InternalError : public std::logic_error {
  public:

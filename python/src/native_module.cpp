@@ -147,6 +147,8 @@ PYBIND11_MODULE(_native, m) {
   m.attr("__version__") = kVersion;
   // A mistake the caller can fix: a ValueError, with the message the command line prints.
   py::register_exception<UserError>(m, "UserError", PyExc_ValueError);
+  // A UserError that mode="reference" avoids (tilefuse.InferenceSession falls back on it).
+  py::register_exception<NeedsReferenceMode>(m, "NeedsReferenceMode", m.attr("UserError"));
   register_tensor_buffer(m);
 
   py::class_<Model>(m, "Model", "An imported ONNX model.")

@@ -22,7 +22,7 @@ The log goes to stderr at the level in TILEFUSE_LOG_LEVEL (default: warn);
 """
 import sys
 
-from ._native import UserError, __version__, configure_logging
+from ._native import NeedsReferenceMode, UserError, __version__, configure_logging
 from .session import (
     ExecutionMode,
     GraphOptimizationLevel,
@@ -51,6 +51,7 @@ __all__ = [
     "ExecutionMode",
     "GraphOptimizationLevel",
     "InferenceSession",
+    "NeedsReferenceMode",
     "NodeArg",
     "RunOptions",
     "SessionOptions",

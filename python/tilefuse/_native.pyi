@@ -6,6 +6,9 @@ __version__: str
 class UserError(ValueError):
     """A mistake the caller can fix: the message names the thing, the place and the rule."""
 
+class NeedsReferenceMode(UserError):
+    """A model only the reference interpreter can run (a shape that depends on tensor data)."""
+
 Dims = List[Union[int, str]]
 Described = List[Tuple[str, Dims, str]]  # (name, dims, tilefuse dtype name)
 

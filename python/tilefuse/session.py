@@ -17,8 +17,12 @@ import enum
 import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
+import logging
+
 from . import _native
-from ._native import UserError
+from ._native import NeedsReferenceMode, UserError
+
+_log = logging.getLogger("tilefuse")
 
 # ONNX Runtime's spelling of each tensor type ("tensor(float)"), by tilefuse's dtype name.
 _ORT_TYPES = {
@@ -156,7 +160,10 @@ class InferenceSession:
     tuning records are kept (default: ``TILEFUSE_CACHE_DIR``, else ``~/.cache/tilefuse``).
     ``cpp_wrapper``: run through a whole-model package kept in the cache, built on the first
     run. ``mode``: ``"fused"``, ``"unfused"`` (one kernel per op) or ``"reference"`` (the
-    op-by-op interpreter).
+    op-by-op interpreter). Unset, it is fused, except for a model fused execution cannot run
+    (a tensor whose shape depends on tensor data, as NonZero's): its first run says so in a
+    warning and the session goes on in reference mode, correct but slow. ``mode="fused"`` raises
+    :class:`tilefuse.NeedsReferenceMode` instead.
 
     Inputs are read in place when they are C-contiguous with the model's dtype; anything else
     (a strided view, a list, a scalar) is converted once per run. A NumPy array of another
@@ -178,23 +185,27 @@ class InferenceSession:
         topn: Optional[int] = None,
         cache_dir: Optional[str] = None,
         cpp_wrapper: bool = False,
-        mode: str = "fused",
+        mode: Optional[str] = None,
         **kwargs: Any,  # ONNX Runtime's other keywords (disabled_optimizers, ...): accepted, no effect
     ) -> None:
         self._sess_options = sess_options if sess_options is not None else SessionOptions()
         threads = _threads_from(threads, sess_options)
+        self._model = None  # kept while a fall back to reference mode may still be needed
         if isinstance(path_or_bytes, (bytes, bytearray)):
             self._model_path = None
-            model = _native.load_onnx_bytes(bytes(path_or_bytes))
-            self._session = _native.Session.compile(model, mode, threads, topn, cache_dir or "", cpp_wrapper)
+            self._model = _native.load_onnx_bytes(bytes(path_or_bytes))
         else:
             path = os.fspath(path_or_bytes)
             self._model_path = path
             if _is_package(path):
                 self._session = _native.Session.load(path, threads)
             else:
-                model = _native.load_onnx(path)
-                self._session = _native.Session.compile(model, mode, threads, topn, cache_dir or "", cpp_wrapper)
+                self._model = _native.load_onnx(path)
+        if self._model is not None:
+            self._compile = lambda m: _native.Session.compile(self._model, m, threads, topn, cache_dir or "", cpp_wrapper)
+            self._session = self._compile(mode or "fused")
+            if mode is not None:
+                self._model = None
         self._inputs = _node_args(self._session.inputs())
         self._outputs = _node_args(self._session.outputs())
         self._output_index = {o.name: i for i, o in enumerate(self._outputs)}
@@ -203,6 +214,7 @@ class InferenceSession:
     def _from_native(cls, session: "_native.Session", path: Optional[str]) -> "InferenceSession":
         self = cls.__new__(cls)
         self._sess_options = SessionOptions()
+        self._model = None
         self._model_path = path
         self._session = session
         self._inputs = _node_args(session.inputs())
@@ -258,16 +270,25 @@ class InferenceSession:
         in ``output_names`` (all of them, in the model's order, when None or empty) as NumPy
         arrays."""
         feeds = input_feed if type(input_feed) is dict else dict(input_feed)
-        if not output_names:
-            return self._session.run(None, feeds)
+        indices = None
+        if output_names:
+            try:
+                indices = [self._output_index[name] for name in output_names]
+            except KeyError as e:
+                raise UserError(
+                    f"output {e.args[0]!r} is not an output of the model; its outputs are "
+                    + ", ".join(repr(o.name) for o in self._outputs)
+                ) from None
         try:
-            indices = [self._output_index[name] for name in output_names]
-        except KeyError as e:
-            raise UserError(
-                f"output {e.args[0]!r} is not an output of the model; its outputs are "
-                + ", ".join(repr(o.name) for o in self._outputs)
-            ) from None
-        return self._session.run(indices, feeds)
+            return self._session.run(indices, feeds)
+        except NeedsReferenceMode as e:
+            if self._model is None:
+                raise
+            _log.warning("fused execution cannot run this model (%s); running it on the reference interpreter, "
+                         "correct but slow (mode='fused' raises instead)", e)
+            self._session = self._compile("reference")
+            self._model = None
+            return self._session.run(indices, feeds)
 
     # tilefuse's own additions.
 

@@ -1,6 +1,7 @@
 #include "frontend/model_reader.h"
 
 #include <set>
+#include <vector>
 
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
@@ -125,11 +126,22 @@ void check_model(onnx::ModelProto& model, const std::string& origin) {
                  origin, model.ir_version(), static_cast<int>(onnx::IR_VERSION));
     model.set_ir_version(onnx::IR_VERSION);
   }
+  // A graph output may leave its shape out (ONNX Runtime accepts that, and shape inference fills
+  // it in), but onnx's checker demands one: such outputs get an empty shape for the check only.
+  std::vector<onnx::TypeProto_Tensor*> shapeless;
+  for (onnx::ValueInfoProto& output : *model.mutable_graph()->mutable_output()) {
+    onnx::TypeProto_Tensor* tensor = output.mutable_type()->has_tensor_type() ? output.mutable_type()->mutable_tensor_type() : nullptr;
+    if (tensor != nullptr && !tensor->has_shape()) {
+      tensor->mutable_shape();
+      shapeless.push_back(tensor);
+    }
+  }
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {  // ValidationError, and whatever else onnx throws on bad input
     fail_user("{}: invalid ONNX model: {}", origin, e.what());
   }
+  for (onnx::TypeProto_Tensor* tensor : shapeless) tensor->clear_shape();
 }
 
 void infer_onnx_shapes(onnx::ModelProto& model, const std::string& origin) {

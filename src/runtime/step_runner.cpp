@@ -103,10 +103,10 @@ struct StepRunner::Impl {
         if (!b.count(s)) {
           // Name the op: a data-dependent shape (NonZero, or a shape operand computed from data).
           std::string origin = v->producer ? fmt::format(", output of {},", v->producer->describe()) : "";
-          fail_user(
+          throw NeedsReferenceMode(fmt::format(
               "tensor '{}'{} has shape {} whose symbol '{}' is not fixed by any input: its size depends on "
               "tensor data, and fused execution plans every buffer from the input shapes (use --mode reference)",
-              v->name, origin, shape_to_string(v->shape), s);
+              v->name, origin, shape_to_string(v->shape), s));
         }
       }
       try {

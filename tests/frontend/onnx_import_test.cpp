@@ -51,6 +51,18 @@ TEST(OnnxImport, AddWithInitializer) {
   EXPECT_EQ(g.outputs()[0]->shape, shape_of({2, 3}));
 }
 
+// ONNX Runtime accepts a graph output whose type leaves the shape out (onnx's checker does not);
+// the shape comes from inference.
+TEST(OnnxImport, AGraphOutputWithoutAShapeGetsTheInferredOne) {
+  ModelBuilder b;
+  b.input("x", kF32, {int64_t{4}, int64_t{2}}).output("y", kF32, {});
+  b.proto().mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  b.node("Transpose", {"x"}, {"y"});
+  Graph g = import(b);
+  ASSERT_EQ(g.outputs().size(), 1u);
+  EXPECT_EQ(g.outputs()[0]->shape, shape_of({2, 4}));
+}
+
 TEST(OnnxImport, SymbolicDimsBecomeSymbols) {
   ModelBuilder b;
   b.input("a", kF32, {std::string("batch"), std::string("seq len"), std::monostate{}});

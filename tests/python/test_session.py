@@ -232,3 +232,35 @@ def test_integer_and_bool_outputs_have_numpy_dtypes():
     assert ints.dtype == np.dtype(np.int64) and ints.dtype.char == np.dtype(np.int64).char
     np.testing.assert_array_equal(ints, [1, 2, -3])
     assert positive.dtype == np.bool_ and positive.shape == () and bool(positive)
+
+
+def nonzero_model():
+    """NonZero then a Transpose: an output whose shape depends on the data; the output's declared
+    type leaves the shape out, as ONNX Runtime allows."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("NonZero", ["x"], ["i"]), helper.make_node("Transpose", ["i"], ["y"])], "nonzero",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def test_a_model_only_the_reference_interpreter_runs_falls_back_with_a_warning(caplog):
+    sess = tilefuse.InferenceSession(nonzero_model())
+    assert sess.mode == "fused"
+    with caplog.at_level("WARNING", logger="tilefuse"):
+        (y,) = sess.run(None, {"x": np.array([0, 1, 0, 2], dtype=np.float32)})
+    np.testing.assert_array_equal(y, [[1], [3]])
+    assert sess.mode == "reference" and "reference interpreter" in caplog.text
+    (y,) = sess.run(None, {"x": np.array([5, 1, 0, 2], dtype=np.float32)})
+    np.testing.assert_array_equal(y, [[0], [1], [3]])
+
+
+def test_an_explicit_fused_mode_raises_instead_of_falling_back():
+    sess = tilefuse.InferenceSession(nonzero_model(), mode="fused")
+    with pytest.raises(tilefuse.NeedsReferenceMode, match="depends on tensor data"):
+        sess.run(None, {"x": np.array([0, 1, 0, 2], dtype=np.float32)})
+    assert issubclass(tilefuse.NeedsReferenceMode, tilefuse.UserError)
