@@ -156,8 +156,9 @@ class InferenceSession:
 
     ``threads``: worker threads (default: ``sess_options.intra_op_num_threads``, else every core).
     ``topn``: tiling candidates measured per static kernel on the first run, 1-10 (default:
-    ``TILEFUSE_AUTOTUNE_TOPN``, else 1: the cost model's choice, nothing measured). ``cache_dir``: where kernels and
-    tuning records are kept (default: ``TILEFUSE_CACHE_DIR``, else ``~/.cache/tilefuse``).
+    ``TILEFUSE_AUTOTUNE_TOPN``, else 1: the cost model's choice, nothing measured).
+    ``cache_dir``: where kernels and tuning records are kept (default: ``TILEFUSE_CACHE_DIR``,
+    else ``~/.cache/tilefuse``).
     ``cpp_wrapper``: run through a whole-model package kept in the cache, built on the first
     run. ``mode``: ``"fused"``, ``"unfused"`` (one kernel per op) or ``"reference"`` (the
     op-by-op interpreter). Unset, it is fused, except for a model fused execution cannot run
@@ -190,22 +191,25 @@ class InferenceSession:
     ) -> None:
         self._sess_options = sess_options if sess_options is not None else SessionOptions()
         threads = _threads_from(threads, sess_options)
-        self._model = None  # kept while a fall back to reference mode may still be needed
+        model = None
         if isinstance(path_or_bytes, (bytes, bytearray)):
             self._model_path = None
-            self._model = _native.load_onnx_bytes(bytes(path_or_bytes))
+            model = _native.load_onnx_bytes(bytes(path_or_bytes))
         else:
             path = os.fspath(path_or_bytes)
             self._model_path = path
             if _is_package(path):
                 self._session = _native.Session.load(path, threads)
             else:
-                self._model = _native.load_onnx(path)
-        if self._model is not None:
-            self._compile = lambda m: _native.Session.compile(self._model, m, threads, topn, cache_dir or "", cpp_wrapper)
-            self._session = self._compile(mode or "fused")
-            if mode is not None:
-                self._model = None
+                model = _native.load_onnx(path)
+        # Only a session whose mode nobody chose falls back to the reference interpreter.
+        self._fallback = None
+        if model is not None:
+            def compile_in(m: str) -> "_native.Session":
+                return _native.Session.compile(model, m, threads, topn, cache_dir or "", cpp_wrapper)
+
+            self._session = compile_in(mode or "fused")
+            self._fallback = compile_in if mode is None else None
         self._inputs = _node_args(self._session.inputs())
         self._outputs = _node_args(self._session.outputs())
         self._output_index = {o.name: i for i, o in enumerate(self._outputs)}
@@ -214,7 +218,7 @@ class InferenceSession:
     def _from_native(cls, session: "_native.Session", path: Optional[str]) -> "InferenceSession":
         self = cls.__new__(cls)
         self._sess_options = SessionOptions()
-        self._model = None
+        self._fallback = None
         self._model_path = path
         self._session = session
         self._inputs = _node_args(session.inputs())
@@ -282,12 +286,11 @@ class InferenceSession:
         try:
             return self._session.run(indices, feeds)
         except NeedsReferenceMode as e:
-            if self._model is None:
+            if self._fallback is None:
                 raise
             _log.warning("fused execution cannot run this model (%s); running it on the reference interpreter, "
                          "correct but slow (mode='fused' raises instead)", e)
-            self._session = self._compile("reference")
-            self._model = None
+            self._session, self._fallback = self._fallback("reference"), None
             return self._session.run(indices, feeds)
 
     # tilefuse's own additions.
