@@ -46,6 +46,15 @@ def main():
         package = tmp / "model.tfx"
         run(project / "compile_and_run", model, data / "inputs", data / "expected", package, env=env)
         run(project / "load_and_run", package, data / "inputs", data / "expected", env=env)
+        # The installed command finds the installed precompiled kernel header too: a fresh cache's
+        # kernel compiles without precompiling the header (which would log "precompiling").
+        env["TILEFUSE_LOG_LEVEL"] = "debug"
+        log = subprocess.run([str(prefix / "bin/tilefuse"), "run", str(model), "--cache-dir", str(tmp / "cli-cache")],
+                             env=env, capture_output=True, text=True, check=True).stderr
+        prebuilt = list((build_dir / "prebuilt-kernel-headers").glob("include/*/tilefuse_kernel.h.gch"))
+        if prebuilt and "precompiled header copied" not in log:  # none: the compiler could not make one
+            print("the installed tilefuse did not find the installed precompiled kernel header:\n" + log[-2000:])
+            return 1
     print("the installed package builds and runs a user's project")
     return 0
 

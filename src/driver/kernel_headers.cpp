@@ -45,7 +45,7 @@ bool copy_prebuilt(const KernelHeaders& headers, const build::Toolchain& toolcha
     return false;
   }
   fs::rename(temp, target);
-  logger().debug("kernel headers: precompiled header copied from the build ({})", prebuilt.string());
+  logger().debug("kernel headers: precompiled header copied from {}", prebuilt.string());
   return true;
 }
 
@@ -76,13 +76,17 @@ void precompile_kernel_headers(const KernelHeaders& headers, const build::Toolch
 std::string prebuilt_kernel_headers_root() {
   std::vector<fs::path> places;
   if (const char* env = std::getenv("TILEFUSE_PREBUILT_KERNEL_HEADERS"); env != nullptr && *env != '\0') places.push_back(env);
-  // Next to the binary this code is in: lib/tilefuse/ beside an installed libtilefuse.so, or the
-  // Python package's folder beside its extension module.
+  // Next to the binary this code is in: lib/tilefuse/ beside an installed libtilefuse.so, the
+  // Python package's folder beside its extension module, or an installed command's lib/tilefuse/.
   Dl_info self{};
   if (dladdr(reinterpret_cast<void*>(&prebuilt_kernel_headers_root), &self) != 0 && self.dli_fname != nullptr) {
     const fs::path dir = fs::path(self.dli_fname).parent_path();
     places.push_back(dir / "tilefuse" / "prebuilt-kernel-headers");
     places.push_back(dir / "prebuilt-kernel-headers");
+#ifdef TILEFUSE_INSTALL_LIBDIR
+    // An installed bin/tilefuse, which links the layers statically: the install's library folder.
+    places.push_back(dir.parent_path() / TILEFUSE_INSTALL_LIBDIR / "tilefuse" / "prebuilt-kernel-headers");
+#endif
   }
 #ifdef TILEFUSE_PREBUILT_KERNEL_HEADERS
   places.push_back(TILEFUSE_PREBUILT_KERNEL_HEADERS);  // the build tree's
