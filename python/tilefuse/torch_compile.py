@@ -1,9 +1,9 @@
 """PyTorch modules compiled by tilefuse: ``tilefuse.compile`` and the ``torch.compile`` backend.
 
 Both go through ONNX: the module is exported with ``torch.onnx.export`` (the TorchScript
-exporter, opset 17, which every operator tilefuse imports comes from) and compiled like any
-model. Inference only: tensors that need gradients are refused by ``compile`` and left to
-PyTorch by the backend. torch is imported only when one of these is called.
+exporter at opset 17) and compiled like any model. Inference only: while gradients are on, a
+tensor that needs them is refused by ``compile``'s callable and left to PyTorch by the backend.
+torch is imported only when one of these is called.
 """
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ class CompiledModule:
         feeds = {}
         for name, x in zip(self._names, inputs):
             if isinstance(x, torch.Tensor):
-                if x.requires_grad:
+                if x.requires_grad and torch.is_grad_enabled():
                     raise UserError(f"input {name!r} requires grad: tilefuse runs inference only (use torch.no_grad())")
                 x = x.detach().cpu().contiguous().numpy()
             feeds[name] = x
@@ -104,7 +104,7 @@ def compile(
     threads: Optional[int] = None,
     topn: Optional[int] = None,
     cache_dir: Optional[str] = None,
-    mode: str = "fused",
+    mode: Optional[str] = None,
 ) -> CompiledModule:
     """Compiles a PyTorch module for inference on this CPU.
 
@@ -113,6 +113,8 @@ def compile(
     ``dynamic_shapes``: one entry per input, None (static) or {axis: name} (that axis varies at
     run time, e.g. ``[{0: "batch"}]``); a ``torch.export.Dim`` serves as a name. Without it,
     every call must use the example inputs' shapes.
+
+    ``threads``, ``topn``, ``cache_dir`` and ``mode`` are InferenceSession's.
 
     Returns a callable taking and returning tensors: one tensor for a module that returns one,
     else a tuple.

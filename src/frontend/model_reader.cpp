@@ -130,11 +130,10 @@ void check_model(onnx::ModelProto& model, const std::string& origin) {
   // it in), but onnx's checker demands one: such outputs get an empty shape for the check only.
   std::vector<onnx::TypeProto_Tensor*> shapeless;
   for (onnx::ValueInfoProto& output : *model.mutable_graph()->mutable_output()) {
-    onnx::TypeProto_Tensor* tensor = output.mutable_type()->has_tensor_type() ? output.mutable_type()->mutable_tensor_type() : nullptr;
-    if (tensor != nullptr && !tensor->has_shape()) {
-      tensor->mutable_shape();
-      shapeless.push_back(tensor);
-    }
+    if (!output.type().has_tensor_type() || output.type().tensor_type().has_shape()) continue;
+    onnx::TypeProto_Tensor* tensor = output.mutable_type()->mutable_tensor_type();
+    tensor->mutable_shape();
+    shapeless.push_back(tensor);
   }
   try {
     onnx::checker::check_model(model);
