@@ -264,3 +264,27 @@ def test_an_explicit_fused_mode_raises_instead_of_falling_back():
     with pytest.raises(tilefuse.NeedsReferenceMode, match="depends on tensor data"):
         sess.run(None, {"x": np.array([0, 1, 0, 2], dtype=np.float32)})
     assert issubclass(tilefuse.NeedsReferenceMode, tilefuse.UserError)
+
+
+def test_run_lets_other_python_threads_run():
+    """With the switch interval at 1000 s, another thread can get the GIL only when it is released:
+    it appends its mark during sess.run, or never (a run that kept the GIL would leave it out)."""
+    import sys
+    import threading
+
+    sess = session("symbolic_batch", mode="reference")  # the slow interpreter: a run of many milliseconds
+    x = np.ones((256, 32, 128), dtype=np.float32)
+    sess.run(None, {"x": x})
+    go, marks = threading.Event(), []
+    other = threading.Thread(target=lambda: (go.wait(), marks.append("ran")))
+    interval = sys.getswitchinterval()
+    other.start()
+    try:
+        sys.setswitchinterval(1000)
+        go.set()  # the other thread wakes, and waits for the GIL
+        sess.run(None, {"x": x})
+        seen = list(marks)  # read before anything else could release the GIL
+    finally:
+        sys.setswitchinterval(interval)
+        other.join()
+    assert seen == ["ran"]
