@@ -33,3 +33,18 @@ def test_same_script_same_answers(model):
     for a, b in zip(ort_y, tf_y):
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-4)
+
+
+REAL = sorted((MODELS.parent.parent / "tests" / "models" / "real").glob("*/*.onnx"))
+
+
+@pytest.mark.parametrize("model", REAL, ids=[f"{p.parent.name}/{p.stem}" for p in REAL])
+def test_tiny_real_architectures_match(model):
+    """The suite's architectures at tiny size, both exporters (dynamo's with symbolic dims)."""
+    inputs = {p.stem: np.load(p) for p in (model.parent / "inputs").glob("*.npy")}
+    results = []
+    for session_class in (ort.InferenceSession, tilefuse.InferenceSession):
+        sess = session_class(str(model), providers=["CPUExecutionProvider"])
+        results.append(sess.run(None, {i.name: inputs[i.name] for i in sess.get_inputs()}))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-4)
