@@ -165,18 +165,21 @@ void ThreadTeam::run(int64_t num_blocks, BlockTask fn, int max_workers) {
   if (num_blocks <= 0) return;
   if (t_active_team == this) fail_internal("ThreadTeam::run called from inside one of its own tasks");
   ActiveTeamScope scope(this);
-  const int workers = static_cast<int>(
-      std::min<int64_t>(max_workers > 0 ? std::min(max_workers, state_->size()) : state_->size(), num_blocks));
-  if (workers == 1) {  // one worker (one block, or one allowed) is just the caller: no synchronisation at all
+  const int workers = max_workers > 0 ? std::min(max_workers, state_->size()) : state_->size();
+  if (workers == 1) {  // one worker is just the caller: no synchronisation at all
     fn(0, 0, num_blocks);
     return;
   }
+  // A job of fewer blocks than workers still goes through the team: the idle workers wake, see
+  // nothing to do and go back to spinning. Jobs run on the caller alone let them fall asleep, and
+  // the next job pays a futex wake-up (tens of microseconds on a VM): running tiny GPT-2's small
+  // GEMMs on one worker made it 10-15x slower at 2 threads.
   ++t_barriers;
   std::lock_guard lock(state_->run_mutex);
   State& state = *state_;
   state.task = &fn;
   state.num_blocks = num_blocks;
-  state.active_workers = workers;
+  state.active_workers = static_cast<int>(std::min<int64_t>(workers, num_blocks));
   state.publish_and_wait(/*stop=*/false);
   state.rethrow_first_error();
 }

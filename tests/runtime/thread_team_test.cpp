@@ -109,19 +109,17 @@ TEST(ThreadTeam, TeamOfOneRunsEverythingOnTheCaller) {
   EXPECT_EQ(id, std::this_thread::get_id());
 }
 
-TEST(ThreadTeam, ARunOfOneBlockOrOneWorkerStaysOnTheCallerAndIsNoBarrier) {
+TEST(ThreadTeam, CountsTheBarriersOfTheCallingThread) {
   ThreadTeam team(3);
   const std::thread::id caller = std::this_thread::get_id();
   const int64_t before = ThreadTeam::barriers_on_this_thread();
   std::thread::id ran_on;
-  team.run(1, [&](int worker, int64_t, int64_t) { ran_on = std::this_thread::get_id(); EXPECT_EQ(worker, 0); });
-  EXPECT_EQ(ran_on, caller);
   team.run(5, [&](int, int64_t, int64_t) { ran_on = std::this_thread::get_id(); }, /*max_workers=*/1);
   EXPECT_EQ(ran_on, caller);
-  EXPECT_EQ(ThreadTeam::barriers_on_this_thread(), before);
+  EXPECT_EQ(ThreadTeam::barriers_on_this_thread(), before) << "one worker allowed: the caller alone, no barrier";
+  team.run(1, [&](int worker, int64_t, int64_t) { EXPECT_EQ(worker, 0); });
   team.run(5, [](int, int64_t, int64_t) {});
-  team.run(2, [](int, int64_t, int64_t) {}, 2);
-  EXPECT_EQ(ThreadTeam::barriers_on_this_thread(), before + 2);
+  EXPECT_EQ(ThreadTeam::barriers_on_this_thread(), before + 2) << "one block still wakes the team";
   int64_t others = -1;
   std::thread([&] { others = ThreadTeam::barriers_on_this_thread(); }).join();
   EXPECT_EQ(others, 0) << "counted per calling thread";
