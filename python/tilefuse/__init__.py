@@ -38,6 +38,7 @@ from .session import (
     set_default_logger_severity,
     set_default_logger_verbosity,
 )
+from .io_binding import IOBinding, OrtValue
 from .torch_compile import compile, dynamo_backend
 
 configure_logging()
@@ -50,9 +51,11 @@ if "torch" in sys.modules:  # torch.compile(backend="tilefuse") from a build tre
 __all__ = [
     "ExecutionMode",
     "GraphOptimizationLevel",
+    "IOBinding",
     "InferenceSession",
     "NeedsReferenceMode",
     "NodeArg",
+    "OrtValue",
     "RunOptions",
     "SessionOptions",
     "UserError",

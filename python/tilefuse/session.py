@@ -37,7 +37,21 @@ _ORT_TYPES = {
     "bool": "tensor(bool)",
 }
 
+# tilefuse's dtype names by NumPy's.
+_DTYPE_NAMES = {"float32": "f32", "float16": "f16", "float64": "f64", "int8": "i8", "int32": "i32", "int64": "i64",
+                "uint8": "u8", "bool": "bool"}
+
 PathOrBytes = Union[str, bytes, "os.PathLike[str]"]
+
+
+def ort_type_of_numpy(dtype: Any) -> str:
+    """ONNX Runtime's type string for a NumPy dtype ("tensor(float)")."""
+    import numpy
+
+    name = numpy.dtype(dtype).name
+    if name not in _DTYPE_NAMES:
+        raise UserError(f"NumPy dtype {name} is not a tensor type tilefuse runs")
+    return _ORT_TYPES[_DTYPE_NAMES[name]]
 
 
 class NodeArg:
@@ -292,6 +306,24 @@ class InferenceSession:
                          "correct but slow (mode='fused' raises instead)", e)
             self._session, self._fallback = self._fallback("reference"), None
             return self._session.run(indices, feeds)
+
+    def io_binding(self) -> "IOBinding":
+        """ONNX Runtime's IOBinding (CPU): bind inputs and outputs, then ``run_with_iobinding``."""
+        from .io_binding import IOBinding
+
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding: "IOBinding", run_options: Any = None) -> None:
+        """Runs on the bound inputs; the outputs are then in ``iobinding.get_outputs()``."""
+        iobinding._run(run_options)
+
+    def run_with_ort_values(self, output_names: Optional[Sequence[str]], input_dict_ort_values: Mapping[str, Any],
+                            run_options: Any = None) -> List[Any]:
+        """``run`` with OrtValues in and out."""
+        from .io_binding import OrtValue
+
+        feeds = {name: value.numpy() for name, value in input_dict_ort_values.items()}
+        return [OrtValue(array) for array in self.run(output_names, feeds, run_options)]
 
     # tilefuse's own additions.
 

@@ -48,3 +48,21 @@ def test_tiny_real_architectures_match(model):
         results.append(sess.run(None, {i.name: inputs[i.name] for i in sess.get_inputs()}))
     for a, b in zip(*results):
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-4)
+
+
+def io_binding_script(ort_module, model_path, x):
+    """A performance-minded ONNX Runtime script: OrtValues, an IOBinding, raw output pointers."""
+    sess = ort_module.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+    binding = sess.io_binding()
+    binding.bind_ortvalue_input(sess.get_inputs()[0].name, ort_module.OrtValue.ortvalue_from_numpy(x, "cpu", 0))
+    out = np.empty(x.shape, dtype=np.float32)
+    binding.bind_output(sess.get_outputs()[0].name, "cpu", 0, np.float32, list(out.shape), out.ctypes.data)
+    sess.run_with_iobinding(binding)
+    return out
+
+
+def test_an_io_binding_script_runs_with_either_module():
+    x = read_arrays("mlp_block", "inputs")["x"]
+    path = str(MODELS / "mlp_block.onnx")
+    np.testing.assert_allclose(io_binding_script(tilefuse, path, x), io_binding_script(ort, path, x), rtol=1e-4,
+                               atol=1e-4)

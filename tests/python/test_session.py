@@ -288,3 +288,31 @@ def test_run_lets_other_python_threads_run():
         sys.setswitchinterval(interval)
         other.join()
     assert seen == ["ran"]
+
+
+def test_io_binding_and_ort_values_as_onnx_runtime_spells_them():
+    sess = session("mlp_block")
+    x = read_arrays("mlp_block", "inputs")["x"]
+    expected = sess.run(None, {"x": x})[0]
+
+    binding = sess.io_binding()
+    binding.bind_cpu_input("x", x)
+    binding.bind_output("y")
+    sess.run_with_iobinding(binding)
+    np.testing.assert_array_equal(binding.copy_outputs_to_cpu()[0], expected)
+    assert binding.get_outputs()[0].data_type() == "tensor(float)"
+
+    # Raw pointers, as performance scripts bind them: the result lands in the caller's buffer.
+    out = np.empty_like(expected)
+    binding = sess.io_binding()
+    binding.bind_input("x", "cpu", 0, np.float32, list(x.shape), x.ctypes.data)
+    binding.bind_output("y", "cpu", 0, np.float32, list(out.shape), out.ctypes.data)
+    sess.run_with_iobinding(binding)
+    np.testing.assert_array_equal(out, expected)
+
+    value = tilefuse.OrtValue.ortvalue_from_numpy(x)
+    assert value.numpy() is x and value.shape() == list(x.shape) and value.device_name() == "cpu"
+    (y,) = sess.run_with_ort_values(["y"], {"x": value})
+    np.testing.assert_array_equal(y.numpy(), expected)
+    with pytest.raises(tilefuse.UserError, match="CPU"):
+        tilefuse.OrtValue.ortvalue_from_numpy(x, "cuda", 0)
