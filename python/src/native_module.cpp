@@ -97,9 +97,7 @@ class Session {
     size_t i = 0;
     for (auto [key, value] : feeds) {
       std::string name = py::cast<std::string>(key);
-      auto declared = input_dtypes_.find(name);
-      // An unknown name is left to the input checks, which list the model's inputs.
-      borrowed[i].borrow(value, name, declared == input_dtypes_.end() ? DType::f32 : declared->second);
+      borrowed[i].borrow(value, name, declared_dtype(name));
       inputs_converted_ += borrowed[i].copied();
       inputs.emplace(std::move(name), borrowed[i].tensor());
       ++i;
@@ -123,13 +121,19 @@ class Session {
 
   // Where run() reads `value` from and whether it converts it: what the zero-copy tests check.
   py::tuple input_address(const std::string& name, py::handle value) const {
-    auto declared = input_dtypes_.find(name);
     BorrowedInput borrowed;
-    borrowed.borrow(value, name, declared == input_dtypes_.end() ? DType::f32 : declared->second);
+    borrowed.borrow(value, name, declared_dtype(name));
     return py::make_tuple(reinterpret_cast<uintptr_t>(borrowed.tensor().raw()), borrowed.copied());
   }
 
  private:
+  // What a list or scalar fed as `name` is converted to. An unknown name is left to the input
+  // checks, which list the model's inputs.
+  DType declared_dtype(const std::string& name) const {
+    auto it = input_dtypes_.find(name);
+    return it == input_dtypes_.end() ? DType::f32 : it->second;
+  }
+
   Executable executable_;
   std::map<std::string, DType> input_dtypes_;
   std::vector<std::string> output_names_;

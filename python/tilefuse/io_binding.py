@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from ._native import UserError
+from .session import ort_type_of_numpy
 
 
 def _check_cpu(device_type: str) -> None:
@@ -53,8 +54,6 @@ class OrtValue:
         return list(self._array.shape)
 
     def data_type(self) -> str:
-        from .session import ort_type_of_numpy
-
         return ort_type_of_numpy(self._array.dtype)
 
     def element_type(self) -> Any:

@@ -213,7 +213,7 @@ class InferenceSession:
             path = os.fspath(path_or_bytes)
             self._model_path = path
             if _is_package(path):
-                self._session = _native.Session.load(path, threads)
+                self._use(_native.Session.load(path, threads))
             else:
                 model = _native.load_onnx(path)
         # Only a session whose mode nobody chose falls back to the reference interpreter.
@@ -222,11 +222,8 @@ class InferenceSession:
             def compile_in(m: str) -> "_native.Session":
                 return _native.Session.compile(model, m, threads, topn, cache_dir or "", cpp_wrapper)
 
-            self._session = compile_in(mode or "fused")
+            self._use(compile_in(mode or "fused"))
             self._fallback = compile_in if mode is None else None
-        self._inputs = _node_args(self._session.inputs())
-        self._outputs = _node_args(self._session.outputs())
-        self._output_index = {o.name: i for i, o in enumerate(self._outputs)}
 
     @classmethod
     def _from_native(cls, session: "_native.Session", path: Optional[str]) -> "InferenceSession":
@@ -234,11 +231,14 @@ class InferenceSession:
         self._sess_options = SessionOptions()
         self._fallback = None
         self._model_path = path
+        self._use(session)
+        return self
+
+    def _use(self, session: "_native.Session") -> None:
         self._session = session
         self._inputs = _node_args(session.inputs())
         self._outputs = _node_args(session.outputs())
         self._output_index = {o.name: i for i, o in enumerate(self._outputs)}
-        return self
 
     def get_inputs(self) -> List[NodeArg]:
         """The model's inputs, in order."""

@@ -167,12 +167,9 @@ def dynamo_backend(gm: Any, example_inputs: Sequence[Any]) -> Callable[..., Any]
                 _log.warning("tilefuse backend: a parameter changed since the graph was compiled; PyTorch runs it")
             return gm.forward(*args)
         key = tuple(tuple(a.shape) if isinstance(a, torch.Tensor) else a for i, a in enumerate(args) if i not in fixed)
-        if key not in compiled:
-            module = _compile_graph(torch, gm, args, fixed)
-            if len(compiled) >= _MAX_SPECIALIZATIONS:
-                return module(args) if module else gm.forward(*args)
-            compiled[key] = module
-        module = compiled[key]
+        if key not in compiled and len(compiled) < _MAX_SPECIALIZATIONS:
+            compiled[key] = _compile_graph(torch, gm, args, fixed)
+        module = compiled.get(key)  # None: it failed to compile, or one shape too many
         return module(args) if module else gm.forward(*args)
 
     return run

@@ -61,18 +61,23 @@ struct PackagedExecutable : Executable::Impl {
 
   const Graph& graph() const override { return model->graph; }
   Mode mode() const override { return run_mode; }
-  int64_t launches() const override { return ready_ ? ready_.load()->launches() : 0; }
+  int64_t launches() const override {
+    const Executable::Impl* package = ready_.load(std::memory_order_acquire);
+    return package ? package->launches() : 0;
+  }
 
   std::map<std::string, int64_t> counters() const override {
+    const Executable::Impl* package = ready_.load(std::memory_order_acquire);
     std::map<std::string, int64_t> out;
-    if (ready_) out = ready_.load()->counters();
+    if (package) out = package->counters();
     out["package_built"] = built_;
     return out;
   }
 
   void save(const std::string& path) const override {
-    if (!ready_) fail_user("cannot save '{}' before the first run, which finds or builds the package", path);
-    ready_.load()->save(path);
+    const Executable::Impl* package = ready_.load(std::memory_order_acquire);
+    if (!package) fail_user("cannot save '{}' before the first run, which finds or builds the package", path);
+    package->save(path);
   }
 
   void run_checked(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs) override {
