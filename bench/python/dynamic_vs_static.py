@@ -9,21 +9,11 @@ same model exported static, through tilefuse's Python API at 2 threads, after a 
 import json
 import pathlib
 import sys
-import time
 
 import numpy as np
 
 import tilefuse
-
-
-def best_ms(sess, inputs, runs=15):
-    sess.run(None, inputs)
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        sess.run(None, inputs)
-        best = min(best, (time.perf_counter() - start) * 1e3)
-    return best
+from session_timing import best_ms
 
 
 def main():
@@ -35,7 +25,7 @@ def main():
             continue
         inputs = {name: np.load(base / path) for name, path in e["inputs"].items()}
         times.setdefault(e["arch"], {})[e["shapes"]] = best_ms(tilefuse.InferenceSession(str(base / e["model"]),
-                                                                                       threads=2), inputs)
+                                                                                       threads=2), inputs, runs=15)
     for arch, t in times.items():
         print(f'{arch:20s} static {t["static"]:7.2f} ms  dynamic {t["dynamic"]:7.2f} ms  '
               f'dynamic/static {t["dynamic"] / t["static"]:.3f}')

@@ -12,23 +12,12 @@ MANIFEST defaults to build/real-work/full/manifest.json (bench/real/run_real.py 
 import json
 import pathlib
 import sys
-import time
 
 import numpy as np
 import onnxruntime as ort
 
 import tilefuse
-
-
-def best_ms(sess, inputs, runs=12):
-    sess.run(None, inputs)
-    time.sleep(0.2)  # let the other engine's threads go quiet
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        sess.run(None, inputs)
-        best = min(best, (time.perf_counter() - start) * 1e3)
-    return best
+from session_timing import best_ms
 
 
 def main():
@@ -43,8 +32,8 @@ def main():
             options = ort.SessionOptions()
             options.intra_op_num_threads = threads
             ort_ms = best_ms(ort.InferenceSession(str(base / e["model"]), options, providers=["CPUExecutionProvider"]),
-                             inputs)
-            tf_ms = best_ms(tilefuse.InferenceSession(str(base / e["model"]), threads=threads), inputs)
+                             inputs, settle_s=0.2)
+            tf_ms = best_ms(tilefuse.InferenceSession(str(base / e["model"]), threads=threads), inputs, settle_s=0.2)
             ratios.append(ort_ms / tf_ms)
             print(f'{threads}t {e["arch"]:20s} tilefuse {tf_ms:7.2f} ms  ort {ort_ms:7.2f} ms  x ORT {ratios[-1]:.2f}',
                   flush=True)
