@@ -72,12 +72,14 @@ fuzz: setup
 	build-fuzz/fuzz_ir_executor -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=120 -artifact_prefix=build-fuzz/ build-fuzz/ir-corpus
 
 # The concurrency tests under ThreadSanitizer (build-tsan/): concurrent runs of one Executable
-# (with first-run tuning), the thread team, and the GEMM on it. Any report fails the run.
+# (with first-run tuning), the thread team and its regions, the GEMM on it, and the SuperKernel
+# against step-by-step runs. Any report fails the run.
 tsan: setup
 	@cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILEFUSE_TSAN=ON > /dev/null
-	@cmake --build build-tsan --target api_tests runtime_tests -j $(JOBS)
+	@cmake --build build-tsan --target api_tests runtime_tests e2e_tests -j $(JOBS)
 	TILEFUSE_LOG_LEVEL=warn TSAN_OPTIONS=halt_on_error=1 build-tsan/api_tests --gtest_filter='Executable.*'
-	TILEFUSE_LOG_LEVEL=warn TSAN_OPTIONS=halt_on_error=1 build-tsan/runtime_tests --gtest_filter='ThreadTeam*:MatMul*:Sgemm*:StepRunner*'
+	TILEFUSE_LOG_LEVEL=warn TSAN_OPTIONS=halt_on_error=1 build-tsan/runtime_tests --gtest_filter='ThreadTeam*:WorkerBlocks*:MatMul*:Sgemm*:StepRunner*'
+	TILEFUSE_LOG_LEVEL=warn TSAN_OPTIONS=halt_on_error=1 build-tsan/e2e_tests --gtest_filter='*SuperKernel*'
 
 clean:
 	rm -rf $(BUILD_DIR) build-fuzz build-tsan

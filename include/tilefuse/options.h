@@ -14,7 +14,7 @@ enum class Mode {
 
 // How a model is compiled and run. Unset fields come from the TILEFUSE_* environment variables
 // (TILEFUSE_NUM_THREADS, TILEFUSE_COMPILE_THREADS, TILEFUSE_AUTOTUNE_TOPN, TILEFUSE_CACHE_DIR,
-// TILEFUSE_DEBUG_DIR, TILEFUSE_CPP_WRAPPER), else from the machine.
+// TILEFUSE_DEBUG_DIR, TILEFUSE_CPP_WRAPPER, TILEFUSE_SUPERKERNEL), else from the machine.
 struct Options {
   Mode mode = Mode::fused;
   std::optional<int> threads;          // worker threads (the device limit); default: every core
@@ -26,6 +26,11 @@ struct Options {
   // model in one library): built on the first run, from that run's inputs, and loaded by later
   // processes without compiling. Default: TILEFUSE_CPP_WRAPPER (0 or 1). Fused or unfused mode.
   std::optional<bool> cpp_wrapper;
+  // SuperKernel: true runs every step of a run in one parallel region of the worker threads,
+  // synchronised only where data demands it; false runs one fork/join per step. Default:
+  // TILEFUSE_SUPERKERNEL (auto, on or off), else auto: both are measured on the first run of
+  // each input shape and the faster is kept (recorded in the cache). Results are the same.
+  std::optional<bool> superkernel;
 };
 
 }  // namespace tilefuse

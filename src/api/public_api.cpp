@@ -26,6 +26,9 @@ api::ExecutionOptions execution_options(const Options& options) {
   out.autotune_topn = options.autotune_topn;
   out.cache_dir = options.cache_dir;
   out.debug_dir = options.debug_dir;
+  out.superkernel = !options.superkernel       ? runtime::superkernel_mode_from_environment()
+                    : *options.superkernel     ? runtime::SuperKernelMode::on
+                                               : runtime::SuperKernelMode::off;
   return out;
 }
 

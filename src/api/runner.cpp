@@ -66,7 +66,9 @@ std::map<std::string, int64_t> counter_values(const driver::ExecutorCounters& c)
           {"prepared_shapes", c.prepared_shapes.load()},
           {"jit_buckets", c.jit_buckets.load()},
           {"runs", c.runs.load()},
-          {"barriers", c.barriers.load()}};
+          {"barriers", c.barriers.load()},
+          {"superkernel", c.superkernel.load()},
+          {"region_waits", c.region_waits.load()}};
 }
 
 driver::ExecutorOptions executor_options(Mode mode, const ExecutionOptions& options) {
@@ -79,6 +81,7 @@ driver::ExecutorOptions executor_options(Mode mode, const ExecutionOptions& opti
   out.autotune_topn = tune::resolve_autotune_topn(options.autotune_topn);
   out.debug_dir = options.debug_dir;
   out.profile = options.profile;
+  out.superkernel = options.superkernel;
   if (const char* env = std::getenv("TILEFUSE_DEBUG_DIR"); out.debug_dir.empty() && env != nullptr) out.debug_dir = env;
   runtime::vector_isa();  // a bad TILEFUSE_MAX_CPU_ISA fails here, before any work, not at a first GEMM
   return out;

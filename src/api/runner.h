@@ -43,6 +43,7 @@ struct ExecutionOptions {
   // Fused/unfused: run through the whole-model package (api/model_packaging.h), built in the
   // cache on the first run, instead of the executor; the results are the same.
   bool cpp_wrapper = false;
+  runtime::SuperKernelMode superkernel = runtime::SuperKernelMode::automatic;
 };
 
 struct RunResult {

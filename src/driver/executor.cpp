@@ -14,6 +14,7 @@
 #include "driver/jit_buckets.h"
 #include "driver/kernel_headers.h"
 #include "driver/package_writer.h"
+#include "driver/superkernel_record.h"
 #include "ir/log.h"
 #include "ir/ops/control_flow.h"
 #include "runtime/branch_call.h"
@@ -105,7 +106,7 @@ struct Executor::Impl : runtime::KernelProvider {
     shape_only = fusion::find_shape_only_steps(plan);
     compile_kernels_and_prepare_library_calls();
     runner = std::make_unique<runtime::StepRunner>(graph, plan, kernel_steps(), library_calls, shape_only, team, *this,
-                                                   runtime::RunOptions{o.profile, o.max_prepared_shapes}, counters);
+                                                   runtime::RunOptions{o.profile, o.max_prepared_shapes, o.superkernel, o.superkernel_floor_ns}, counters);
   }
 
   // GEMM, convolution and the host steps the runtime has its own code for; constant weights are
@@ -241,6 +242,13 @@ struct Executor::Impl : runtime::KernelProvider {
     launch.symbols = symbols;
     launch.workers = team.size();
     tune_kernel(static_cast<BuiltKernel&>(kernel), launch, *build_context);
+  }
+
+  std::optional<std::string> recorded_superkernel(const std::string& key) override {
+    return read_superkernel_record(cache.root(), key);
+  }
+  void record_superkernel(const std::string& key, const std::string& choice) override {
+    write_superkernel_record(cache.root(), key, choice);
   }
 
   std::vector<runtime::KernelStep> kernel_steps() const {

@@ -36,6 +36,10 @@ struct ExecutorOptions {
   // Shapes (symbol bindings) whose arena and launch data are kept; the least recently run is
   // dropped beyond this, so a model fed ever new sequence lengths does not grow without end.
   size_t max_prepared_shapes = 16;
+  // One parallel region per run, one fork/join per step, or the faster of the two as measured on
+  // a shape's first tuned run (recorded in the cache: driver/superkernel_record.h).
+  runtime::SuperKernelMode superkernel = runtime::SuperKernelMode::automatic;
+  double superkernel_floor_ns = runtime::kDefaultParallelFloorNs;  // with `on` (runtime::RunOptions)
 };
 
 struct ExecutorCounters : runtime::RunCounters {  // runs, prepared_shapes, evicted_shapes

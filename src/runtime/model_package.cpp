@@ -237,6 +237,7 @@ struct PackagedModel : Executable::Impl, KernelProvider {
       timed("graph", [&] { graph_ = read_graph(dir, weights); });
       timed("plan", [&] { read_plan(); });
       team = ThreadTeam::shared(package_threads(threads, manifest.at("device_threads").get<int>()));
+      run_options.superkernel = superkernel_mode_from_environment();
       timed("kernels", [&] { load_kernels(); });
       timed("library_calls", [&] { prepare_calls(); });
     } catch (const json::exception& e) {
@@ -389,6 +390,8 @@ struct PackagedModel : Executable::Impl, KernelProvider {
             {"prepared_shapes", run_counters.prepared_shapes.load()},
             {"evicted_shapes", run_counters.evicted_shapes.load()},
             {"barriers", run_counters.barriers.load()},
+            {"superkernel", run_counters.superkernel.load()},
+            {"region_waits", run_counters.region_waits.load()},
             {"packed_weight_bytes", packed_weight_bytes},
             {"compiles", 0},
             {"cache_hits", 0},

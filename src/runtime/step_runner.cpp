@@ -1,7 +1,10 @@
 #include "runtime/step_runner.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <list>
 #include <mutex>
 #include <shared_mutex>
@@ -9,13 +12,36 @@
 #include "fusion/execution_plan.h"
 #include "ir/checked_size.h"
 #include "ir/error.h"
+#include "ir/log.h"
 #include "reference/interpreter.h"
 #include "runtime/memory_planner.h"
 #include "runtime/shape_only_values.h"
+#include "runtime/superkernel_schedule.h"
 
 namespace tilefuse::runtime {
 
 namespace {
+
+// How a context's runs go: step by step, or in one parallel region whose steps estimated below
+// `floor_ns` run on one worker. Recorded as "off" or "on floor_ns=<n>".
+struct RegionChoice {
+  bool on = false;
+  double floor_ns = kDefaultParallelFloorNs;
+
+  std::string text() const { return on ? fmt::format("on floor_ns={}", floor_ns) : "off"; }
+  static std::optional<RegionChoice> parse(const std::string& text) {
+    if (text == "off") return RegionChoice{};
+    double floor = 0;
+    if (std::sscanf(text.c_str(), "on floor_ns=%lf", &floor) != 1 || !(floor >= 0)) return std::nullopt;
+    return RegionChoice{true, floor};
+  }
+};
+
+// A step's completion counter in a SuperKernel region, alone on its cache line: workers finishing
+// parts of different steps do not contend.
+struct alignas(64) StepCounter {
+  std::atomic<int64_t> value{0};
+};
 
 // Buffers and launch parameters for one set of input shapes, used by one run at a time:
 // concurrent runs of the same shapes each check out a context of their own.
@@ -39,6 +65,12 @@ struct Prepared {
   std::vector<std::vector<Tensor>> call_outputs;
   size_t scratch_bytes = 0;
   std::vector<Arena> scratch;                        // one per worker
+  // The SuperKernel for these shapes: its schedule for the parallel floor it was made with, one
+  // completion counter per scheduled step, and how runs go (unset: not measured yet).
+  std::vector<RegionStep> region_schedule;
+  std::optional<double> scheduled_floor_ns;
+  std::unique_ptr<StepCounter[]> region_done;
+  std::optional<RegionChoice> superkernel;
 };
 
 // The contexts prepared for one set of input shapes.
@@ -66,7 +98,14 @@ struct StepRunner::Impl {
   std::list<ShapeEntry> shapes;  // most recently run first
   std::mutex pool_mutex;
   std::shared_mutex tuning_mutex;
-  std::unique_ptr<std::mutex[]> call_mutex;  // per step: a library call keeps scratch between runs
+  // A library call keeps scratch between runs, so two runs must not be inside one call at once.
+  // On a team of several workers, a run holds team_mutex for its whole length: a region holds
+  // the team for the run anyway, and a call's own mutex taken inside it, with step-by-step runs
+  // taking that mutex before the team, would deadlock. (The team runs one job at a time, so
+  // little is lost.) On a one-worker team runs stay concurrent, each on its own thread, and
+  // each call has its own mutex.
+  std::mutex team_mutex;
+  std::unique_ptr<std::mutex[]> call_mutex;  // per step, used on a one-worker team
 
   Impl(const Graph& g, const fusion::FusionPlan& p, std::vector<KernelStep> k,
        const std::vector<std::unique_ptr<LibraryCall>>& calls, std::vector<bool> only, ThreadTeam& t,
@@ -356,44 +395,48 @@ struct StepRunner::Impl {
   void run_kernel_step(size_t i, Prepared& p) {
     StepKernel& k = *p.kernels[i];
     if (k.needs_tuning()) tune_step(i, p);
-    // The pointer array is reused across runs: only user inputs/outputs can move between runs.
+    bind_kernel(i, p);
+    team.run(
+        p.kernel_blocks[i],
+        [&](int worker, int64_t first, int64_t end) { run_kernel_blocks(i, worker, first, end, p); }, k.block_dim);
+  }
+
+  // The launch data of kernel step i: its buffers' addresses (the array is reused across runs:
+  // only a caller's inputs and outputs move) and its block count.
+  void bind_kernel(size_t i, Prepared& p) {
     std::vector<void*>& buffers = p.kernel_buffers[i];
     buffers.clear();
     for (const Value* v : kernel_steps[i].buffers) buffers.push_back(data_of(p, v));
-    const KernelLibrary& lib = *k.library;
-    const int64_t* syms = p.kernel_symbols[i].data();
-    const int64_t workers = team.size();
+    const KernelLibrary& lib = *p.kernels[i]->library;
     if (p.block_library[i] != &lib) {  // the first run, or tuning chose another library
-      p.kernel_blocks[i] = lib.num_blocks(syms, workers);
+      p.kernel_blocks[i] = lib.num_blocks(p.kernel_symbols[i].data(), team.size());
       p.block_library[i] = &lib;
     }
-    StepProfile* profile = options.profile;
-    const auto& gathers = plan.steps[i].kernel.space.gathers;
-    if (!gathers.empty()) {
-      for (Arena& scratch : p.scratch) std::memset(scratch.data(), 0, 2 * sizeof(int64_t));
-    }
-    team.run(
-        p.kernel_blocks[i],
-        [&](int worker, int64_t first, int64_t end) {
-          const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
-          lib.run_blocks(buffers.data(), syms, workers, first, end, p.scratch[worker].data());
-          if (profile) profile->record(static_cast<int64_t>(i), worker, start, StepProfile::Clock::now());
-        },
-        k.block_dim);
-    if (!gathers.empty()) check_gathers(gathers, p);
   }
 
-  // A kernel's gathers record an index out of range at the start of the worker's scratch
-  // (tilefuse_kernel.h: load_gathered); the first one found is reported.
-  void check_gathers(const std::vector<std::pair<const Value*, fusion::GatherLoad>>& gathers, const Prepared& p) const {
-    for (const Arena& scratch : p.scratch) {
-      const auto* error = reinterpret_cast<const int64_t*>(scratch.data());
-      if (error[0] <= 0 || error[0] > static_cast<int64_t>(gathers.size())) continue;
-      const auto& [value, g] = gathers[static_cast<size_t>(error[0] - 1)];
-      const int64_t n = p.shapes.at(g.data)[static_cast<size_t>(g.axis)];
-      fail_user("{}: index {} is out of range for axis {} of size {} (allowed [{}, {}])", value->producer->describe(),
-                error[1], g.axis, n, -n, n - 1);
-    }
+  // Blocks [first, end) of kernel step i, on `worker`. A kernel's gathers record an index out of
+  // range at the start of the worker's scratch (tilefuse_kernel.h: load_gathered): cleared
+  // before, reported after.
+  void run_kernel_blocks(size_t i, int worker, int64_t first, int64_t end, Prepared& p) {
+    const auto& gathers = plan.steps[i].kernel.space.gathers;
+    void* scratch = p.scratch[worker].data();
+    if (!gathers.empty()) std::memset(scratch, 0, 2 * sizeof(int64_t));
+    StepProfile* profile = options.profile;
+    const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
+    p.kernels[i]->library->run_blocks(p.kernel_buffers[i].data(), p.kernel_symbols[i].data(), team.size(), first, end,
+                                      scratch);
+    if (profile) profile->record(static_cast<int64_t>(i), worker, start, StepProfile::Clock::now());
+    if (!gathers.empty()) check_gathers(gathers, scratch, p);
+  }
+
+  void check_gathers(const std::vector<std::pair<const Value*, fusion::GatherLoad>>& gathers, const void* scratch,
+                     const Prepared& p) const {
+    const auto* error = static_cast<const int64_t*>(scratch);
+    if (error[0] <= 0 || error[0] > static_cast<int64_t>(gathers.size())) return;
+    const auto& [value, g] = gathers[static_cast<size_t>(error[0] - 1)];
+    const int64_t n = p.shapes.at(g.data)[static_cast<size_t>(g.axis)];
+    fail_user("{}: index {} is out of range for axis {} of size {} (allowed [{}, {}])", value->producer->describe(),
+              error[1], g.axis, n, -n, n - 1);
   }
 
   // A view of `v` for a library call, kept across runs: remade only when the bytes moved (a
@@ -421,8 +464,16 @@ struct StepRunner::Impl {
     for (size_t j = 0; j < node.outputs.size(); ++j) {
       if (p.bound.count(node.outputs[j])) refresh_view(outs[j], node.outputs[j], p);  // else an unused output
     }
-    std::lock_guard lock(call_mutex[i]);
+    std::unique_lock<std::mutex> lock;
+    if (team.size() == 1) lock = std::unique_lock(call_mutex[i]);  // else the run holds team_mutex
     library_calls[i]->run(team, ins, outs);
+  }
+
+  void run_node_step_timed(size_t i, Prepared& p) {
+    StepProfile* profile = options.profile;
+    const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
+    run_node_step(i, p);
+    if (profile) profile->record(static_cast<int64_t>(i), 0, start, StepProfile::Clock::now());
   }
 
   void run_node_step(size_t i, Prepared& p) {
@@ -504,10 +555,79 @@ struct StepRunner::Impl {
       shared.unlock();
       alone = std::unique_lock(tuning_mutex);
     }
-    run_steps(inputs, outputs, p);
+    run_steps(inputs, outputs, p, region_for(p));
+    if (chooses_superkernel_now(p)) {
+      choose_superkernel(inputs, outputs, p);
+      run_steps(inputs, outputs, p, *p.superkernel);  // so that the counters describe the chosen way
+    }
+    ++counters.runs;
   }
 
-  void run_steps(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs, Prepared& p) {
+  // How this run of context p goes.
+  RegionChoice region_for(const Prepared& p) const {
+    if (!region_possible(p)) return {};
+    if (options.superkernel == SuperKernelMode::on) return {true, options.superkernel_floor_ns};
+    return p.superkernel.value_or(RegionChoice{});
+  }
+
+  bool region_possible(const Prepared& p) const {
+    return options.superkernel != SuperKernelMode::off && team.size() > 1 && !team.in_region() && !needs_tuning(p);
+  }
+
+  bool chooses_superkernel_now(const Prepared& p) const {
+    return options.superkernel == SuperKernelMode::automatic && !p.superkernel && region_possible(p) &&
+           options.profile == nullptr;
+  }
+
+  // The per-model choice: the recorded one, else every way measured on this run's inputs, in
+  // turns (best of up to 9 rounds, while 250 ms have not passed), and recorded. A run that takes
+  // half a second pays for a barrier a thousand times over: such shapes run step by step unmeasured.
+  void choose_superkernel(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs, Prepared& p) {
+    const std::string key = superkernel_key(p);
+    if (const std::optional<std::string> recorded = provider.recorded_superkernel(key)) {
+      if ((p.superkernel = RegionChoice::parse(*recorded))) return;
+      logger().warn("superkernel: ignoring the recorded choice '{}' (not 'off' or 'on floor_ns=<n>'); measuring again",
+                    *recorded);
+    }
+    std::vector<RegionChoice> choices = {RegionChoice{}};
+    for (double floor : kParallelFloorsNs) choices.push_back({true, floor});
+    std::vector<double> best(choices.size(), std::numeric_limits<double>::infinity());
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + std::chrono::milliseconds(250);
+    for (int round = 0; round < 9 && (round == 0 || Clock::now() < deadline); ++round) {
+      for (size_t c = 0; c < choices.size(); ++c) {
+        const auto start = Clock::now();
+        run_steps(inputs, outputs, p, choices[c]);
+        best[c] = std::min(best[c], std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+        if (c == 0 && round == 0 && best[0] > 500e3) break;  // long runs: step by step
+      }
+    }
+    const size_t winner = static_cast<size_t>(std::min_element(best.begin(), best.end()) - best.begin());
+    p.superkernel = choices[winner];
+    std::string measured;
+    for (size_t c = 0; c < choices.size(); ++c) measured += fmt::format("{}{}: {:.1f} us", c ? ", " : "", choices[c].text(), best[c]);
+    logger().info("superkernel: {} for these shapes ({})", p.superkernel->text(), measured);
+    provider.record_superkernel(key, p.superkernel->text());
+  }
+
+  // What a SuperKernel choice depends on: the team, the steps and their shapes.
+  std::string superkernel_key(const Prepared& p) const {
+    std::string key = fmt::format("superkernel v2\nthreads={}\n", team.size());
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const auto& step = plan.steps[i];
+      if (step.kind == fusion::StepKind::View || shape_only[i]) continue;
+      key += step.kind == fusion::StepKind::Kernel ? step.kernel.name : step.node->op;
+      for (const Value* v : step_outputs(step)) key += " " + dims_to_string(p.shapes.at(v));
+      key += "\n";
+    }
+    return key;
+  }
+
+  void run_steps(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs, Prepared& p,
+                 const RegionChoice& region) {
+    std::unique_lock<std::mutex> team_held;
+    // (A run nested in another's region, an If branch's, has the team already.)
+    if (team.size() > 1 && !team.in_region()) team_held = std::unique_lock(team_mutex);
     const int64_t barriers_before = ThreadTeam::barriers_on_this_thread();
     bind_run(inputs, outputs, p);
     StepProfile* profile = options.profile;
@@ -515,16 +635,10 @@ struct StepRunner::Impl {
       if (profile->steps.empty()) describe_steps(*profile, p);
       profile->begin_run();
     }
-    for (size_t i = 0; i < plan.steps.size(); ++i) {
-      const auto& step = plan.steps[i];
-      if (step.kind == fusion::StepKind::View || shape_only[i]) continue;
-      if (step.kind == fusion::StepKind::Kernel) {
-        run_kernel_step(i, p);
-        continue;
-      }
-      const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
-      run_node_step(i, p);
-      if (profile) profile->record(static_cast<int64_t>(i), 0, start, StepProfile::Clock::now());
+    if (region.on) {
+      run_region(p, region.floor_ns);
+    } else {
+      run_step_by_step(p);
     }
     const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
     const auto& outs = graph.outputs();
@@ -536,7 +650,103 @@ struct StepRunner::Impl {
     if (profile && copied)
       profile->record(static_cast<int64_t>(plan.steps.size()), 0, start, StepProfile::Clock::now());
     counters.barriers = ThreadTeam::barriers_on_this_thread() - barriers_before;
-    ++counters.runs;
+    counters.superkernel = region.on;
+  }
+
+  bool runs(size_t i) const { return plan.steps[i].kind != fusion::StepKind::View && !shape_only[i]; }
+
+  void run_step_by_step(Prepared& p) {
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      if (!runs(i)) continue;
+      if (plan.steps[i].kind == fusion::StepKind::Kernel) {
+        run_kernel_step(i, p);
+      } else {
+        run_node_step_timed(i, p);
+      }
+    }
+  }
+
+  // ---- the SuperKernel: every step in one parallel region (superkernel_schedule.h) ----
+
+  void run_region(Prepared& p, double floor_ns) {
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      if (runs(i) && plan.steps[i].kind == fusion::StepKind::Kernel) bind_kernel(i, p);
+    }
+    if (p.scheduled_floor_ns != floor_ns) schedule_region_steps(p, floor_ns);
+    for (size_t s = 0; s < p.region_schedule.size(); ++s) p.region_done[s].value.store(0, std::memory_order_relaxed);
+    // A schedule with every step on one worker (a small model) needs no other worker at all.
+    const bool alone = std::all_of(p.region_schedule.begin(), p.region_schedule.end(),
+                                   [](const RegionStep& step) { return step.workers == 1; });
+    team.region([&](int worker) { walk_region(worker, p); }, alone ? 1 : 0);
+    int64_t waits = 0;
+    for (const RegionStep& step : p.region_schedule) waits += static_cast<int64_t>(step.waits.size());
+    counters.region_waits = waits;
+  }
+
+  // Each worker walks the schedule: its part of each step it takes part in, after the steps that
+  // step waits for are complete. A library call or host step is worker 0's; the others serve its
+  // parallel loops (assist) when it uses them all.
+  void walk_region(int worker, Prepared& p) {
+    const std::vector<RegionStep>& schedule = p.region_schedule;
+    for (size_t s = 0; s < schedule.size(); ++s) {
+      const RegionStep& step = schedule[s];
+      if (worker >= step.workers) continue;
+      std::atomic<int64_t>& done = p.region_done[s].value;
+      if (!step.blocks && worker > 0) {
+        team.assist(worker, done, 1);
+        continue;
+      }
+      for (size_t w : step.waits) team.wait_at_least(p.region_done[w].value, schedule[w].done_target);
+      if (step.blocks) {
+        const auto [first, end] = worker_blocks(p.kernel_blocks[step.step], step.workers, worker);
+        if (first < end) run_kernel_blocks(step.step, worker, first, end, p);
+      } else {
+        team.set_region_workers(step.workers);
+        run_node_step_timed(step.step, p);
+      }
+      done.fetch_add(1, std::memory_order_release);
+    }
+  }
+
+  void schedule_region_steps(Prepared& p, double floor_ns) {
+    std::vector<RegionStepInput> steps;
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      if (!runs(i)) continue;
+      const auto& step = plan.steps[i];
+      RegionStepInput in;
+      in.step = i;
+      in.blocks = step.kind == fusion::StepKind::Kernel;
+      if (in.blocks) {
+        const int block_dim = p.kernels[i]->block_dim;
+        in.max_workers = static_cast<int>(std::min<int64_t>(p.kernel_blocks[i], block_dim > 0 ? block_dim : team.size()));
+      } else {
+        in.max_workers = library_calls[i] != nullptr ? team.size() : 1;  // the reference kernels are serial
+      }
+      double bytes = 0;
+      for (const Value* v : step_inputs(step)) bytes += static_cast<double>(value_bytes(v, p.shapes.at(v)));
+      for (const Value* v : step_outputs(step)) bytes += static_cast<double>(value_bytes(v, p.shapes.at(v)));
+      in.work_ns = estimated_step_ns(bytes, step_flops(step, p));
+      for (const Value* v : step_inputs(step)) add_bytes_of(v, p, in.reads);
+      for (const Value* v : step_outputs(step)) add_bytes_of(v, p, in.writes);
+      steps.push_back(std::move(in));
+    }
+    p.region_schedule = schedule_region(steps, team.size(), floor_ns);
+    p.region_done = std::make_unique<StepCounter[]>(p.region_schedule.size());
+    p.scheduled_floor_ns = floor_ns;
+  }
+
+  // Where `v`'s bytes are, for the schedule's dependencies: its arena range, or the tensor as a
+  // whole (a caller's input or output: bind_run keeps outputs apart from inputs and each other).
+  // Constants and shape-only values are never written during a run, so they order nothing.
+  void add_bytes_of(const Value* v, const Prepared& p, std::vector<ByteRange>& ranges) const {
+    const Value* r = root(v);
+    if (r->constant || p.shape_only_values.count(r) || !p.bound.count(r)) return;
+    auto offset = p.arena_offset.find(r);
+    if (offset == p.arena_offset.end()) {
+      ranges.push_back({r, 0, 1});
+      return;
+    }
+    ranges.push_back({&p.arena, offset->second, offset->second + value_bytes(r, p.shapes.at(r))});
   }
 };
 

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@
 #include "runtime/kernel_library.h"
 #include "runtime/library_call.h"
 #include "runtime/step_profile.h"
+#include "runtime/superkernel_mode.h"
+#include "runtime/superkernel_schedule.h"
 #include "runtime/thread_team.h"
 
 namespace tilefuse::runtime {
@@ -46,6 +49,11 @@ class KernelProvider {
   // (views of its inputs, then its outputs) and set kernel.library to the winner.
   virtual void tune(size_t step, StepKernel& kernel, const std::vector<Tensor>& buffers,
                     const std::vector<int64_t>& symbols) = 0;
+  // The SuperKernel choice measured earlier for the runs `key` describes (the steps, their
+  // shapes, the team), if one was recorded (the runner's text, checked by the runner); and
+  // recording one. A provider without a cache keeps nothing: each process measures on its first run.
+  virtual std::optional<std::string> recorded_superkernel(const std::string& /*key*/) { return std::nullopt; }
+  virtual void record_superkernel(const std::string& /*key*/, const std::string& /*choice*/) {}
 };
 
 // Per kernel step, what its launches pass: the buffer values (inputs, then outputs) and the
@@ -60,6 +68,12 @@ struct RunOptions {
   // Shapes whose contexts are kept; the least recently run is dropped beyond this, so a model fed
   // ever new sequence lengths does not grow without end.
   size_t max_prepared_shapes = 16;
+  // One parallel region per run (superkernel_schedule.h), one fork/join per step, or whichever
+  // measured faster on a shape's first tuned run.
+  SuperKernelMode superkernel = SuperKernelMode::automatic;
+  // With `on`: steps estimated below this run on one worker (superkernel_schedule.h); 0 splits
+  // every step over every worker it can use, as the tests do to exercise the synchronisation.
+  double superkernel_floor_ns = kDefaultParallelFloorNs;
 };
 
 struct RunCounters {
@@ -67,6 +81,8 @@ struct RunCounters {
   std::atomic<int64_t> prepared_shapes{0};  // shapes held now (at most max_prepared_shapes)
   std::atomic<int64_t> evicted_shapes{0};   // shapes dropped, least recently run first
   std::atomic<int64_t> barriers{0};         // team synchronisations of the last run (fork/joins, GEMMs' included)
+  std::atomic<int64_t> superkernel{0};      // 1: the last run went through one parallel region
+  std::atomic<int64_t> region_waits{0};     // waits for earlier steps scheduled in the last run's region
 };
 
 class StepRunner {

@@ -2,11 +2,18 @@
 // create threads: the team splits a kernel's blocks into contiguous, balanced ranges, one per
 // worker, and the calling thread works as worker 0. Workers wait for work by spinning briefly
 // and then sleeping, so an idle team costs no CPU (unlike a spin-forever barrier).
+//
+// Two ways to use it: run() is one fork and one join per job; region() forks once for a whole
+// sequence of jobs whose workers synchronise among themselves through counters (the SuperKernel,
+// runtime/superkernel_schedule.h), and inside it run() called by worker 0 is served by the
+// workers waiting in assist().
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <type_traits>
+#include <utility>
 
 namespace tilefuse::runtime {
 
@@ -30,6 +37,26 @@ class BlockTask {
   void (*call_)(void*, int, int64_t, int64_t);
 };
 
+// What a region runs on every worker: a non-owning reference to any callable fn(worker).
+class WorkerTask {
+ public:
+  template <typename F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, WorkerTask>)
+  WorkerTask(F&& fn)  // NOLINT(google-explicit-constructor): lambdas convert where a task is expected
+      : object_(const_cast<void*>(static_cast<const void*>(&fn))),
+        call_([](void* object, int worker) { (*static_cast<std::remove_reference_t<F>*>(object))(worker); }) {}
+
+  void operator()(int worker) const { call_(object_, worker); }
+
+ private:
+  void* object_;
+  void (*call_)(void*, int);
+};
+
+// Worker `worker` of `workers` gets blocks [first, end) of `num_blocks`: contiguous, sizes
+// differing by at most one. run() splits jobs this way, and so does a region's caller.
+std::pair<int64_t, int64_t> worker_blocks(int64_t num_blocks, int workers, int worker);
+
 class ThreadTeam {
  public:
   explicit ThreadTeam(int threads);  // threads >= 1
@@ -49,6 +76,28 @@ class ThreadTeam {
   // How many runs started from the calling thread have synchronised the team (a fork and a join;
   // a run that one worker does alone is not counted): what a model's run pays in barriers.
   static int64_t barriers_on_this_thread();
+
+  // ---- parallel regions ----
+
+  // Calls fn(worker) on every worker at once and returns when all have returned: one fork and
+  // one join (one barrier) for work whose workers synchronise among themselves with
+  // wait_at_least. Inside it, run() may be called by worker 0 only; its jobs are served by the
+  // other workers while they are in assist(), and every other worker must assist each job (a
+  // region's caller has them all assist the same steps). An exception in any worker aborts the
+  // region: every wait_at_least and assist in it returns by unwinding, and the first error is
+  // rethrown here. With `workers` 1 (or a one-worker team) it just calls fn(0) on the caller,
+  // and run() inside it runs every job there: no fork, no join, no barrier.
+  void region(WorkerTask fn, int workers = 0);
+  // True on worker 0 of a region of this team: run() there is served by the assisting workers.
+  bool in_region() const;
+  // In a region: how many workers worker 0's run() calls use from now on: 1 runs them on worker
+  // 0 alone (the others are not assisting then), anything else every worker.
+  void set_region_workers(int workers);
+  // In a region: returns once counter >= target (release-incremented by whoever completes what
+  // it counts), spinning and then yielding, never sleeping: a region is short and its workers stay hot.
+  void wait_at_least(const std::atomic<int64_t>& counter, int64_t target) const;
+  // In a region, on worker `worker` > 0: serves worker 0's run() calls until counter >= target.
+  void assist(int worker, const std::atomic<int64_t>& counter, int64_t target);
 
  private:
   struct State;

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <latch>
 #include <new>
@@ -137,15 +138,22 @@ TEST(Executable, CountsTheBarriersOfARun) {
   for (int threads : {1, 2}) {
     Options options = test_options();
     options.threads = threads;
+    options.superkernel = false;  // step by step: a barrier per step that uses both workers
     const Executable exe = compile(model, options);
     exe.run(committed_inputs("mlp_block", exe));
     const int64_t barriers = exe.counters().at("barriers");
+    EXPECT_EQ(exe.counters().at("superkernel"), 0);
     if (threads == 1) {
       EXPECT_EQ(barriers, 0) << "one thread never synchronises";
     } else {
       EXPECT_GT(barriers, 0);
       EXPECT_LE(barriers, exe.launches()) << "the GEMMs and the kernel each synchronise at most once";
     }
+    options.superkernel = true;
+    const Executable region = compile(model, options);
+    region.run(committed_inputs("mlp_block", region));
+    EXPECT_EQ(region.counters().at("superkernel"), threads == 1 ? 0 : 1) << "one worker has no region to enter";
+    EXPECT_LE(region.counters().at("barriers"), std::max<int64_t>(barriers, 1));
   }
 }
 

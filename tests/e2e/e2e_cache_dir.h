@@ -30,12 +30,16 @@ inline const std::string& test_cache_dir() {
   return CacheDir::path();
 }
 
-// 2 workers, 2 compile threads, the binary's kernel cache.
+// 2 workers, 2 compile threads, the binary's kernel cache, every run in the SuperKernel's
+// region with every step split over both workers, however small (runtime/superkernel_schedule.h;
+// the step-by-step way is what the unfused and single-threaded suites run).
 inline driver::ExecutorOptions executor_options() {
   driver::ExecutorOptions options;
   options.device.threads = 2;
   options.compile_threads = 2;
   options.cache_dir = test_cache_dir();
+  options.superkernel = runtime::SuperKernelMode::on;
+  options.superkernel_floor_ns = 0;
   return options;
 }
 

@@ -36,6 +36,10 @@ inline driver::ExecutorOptions property_options(bool fuse) {
   o.device.threads = 2;
   o.compile_threads = 2;
   o.cache_dir = temp_cache_dir();
+  // Fused runs go through the SuperKernel's region, unfused ones step by step: every random
+  // graph checks the region's schedule against the reference.
+  o.superkernel = fuse ? runtime::SuperKernelMode::on : runtime::SuperKernelMode::off;
+  o.superkernel_floor_ns = 0;
   return o;
 }
 

@@ -22,6 +22,11 @@ void add_execution_flags(CLI::App* sub, ExecutionFlags& flags) {
   sub->add_flag("--cpp-wrapper", flags.cpp_wrapper,
                 "Run through the whole-model package (built in the cache on the first run) instead of the "
                 "interpreted executor; default TILEFUSE_CPP_WRAPPER=1");
+  sub->add_option("--superkernel", flags.superkernel,
+                  "on: every step of a run in one parallel region, synchronised only where data demands it; off: "
+                  "one fork/join per step; auto: the faster, measured on the first run (recorded in the cache); "
+                  "default TILEFUSE_SUPERKERNEL or auto")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
 }
 
 api::ExecutionOptions execution_options(const ExecutionFlags& flags) {
@@ -35,7 +40,10 @@ api::ExecutionOptions execution_options(const ExecutionFlags& flags) {
           .autotune_topn = tune::resolve_autotune_topn(flags.topn),
           .cache_dir = flags.cache_dir,
           .debug_dir = flags.debug_dir,
-          .cpp_wrapper = flags.cpp_wrapper || api::cpp_wrapper_from_environment()};
+          .cpp_wrapper = flags.cpp_wrapper || api::cpp_wrapper_from_environment(),
+          .superkernel = flags.superkernel.empty()
+                             ? runtime::superkernel_mode_from_environment()
+                             : runtime::parse_superkernel_mode(flags.superkernel, "--superkernel")};
 }
 
 }  // namespace tilefuse::cli

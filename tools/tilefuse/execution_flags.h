@@ -19,6 +19,7 @@ struct ExecutionFlags {
   std::string debug_dir;
   std::string max_memory;
   bool cpp_wrapper = false;
+  std::string superkernel;
 };
 
 void add_execution_flags(CLI::App* sub, ExecutionFlags& flags);

@@ -1,0 +1,147 @@
+// The SuperKernel (runtime/superkernel_schedule.h) against step-by-step runs: the same bits on
+// every bundled model and the tiny GPT-2 export, at 2 and 3 workers (3 on this project's 2 cores:
+// a worker often descheduled between its steps), with fewer barriers; and the per-model choice
+// that `automatic` measures, records in the cache and reuses.
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "build/hashing.h"
+#include "driver/executor.h"
+#include "e2e/fused_vs_reference.h"
+#include "frontend/onnx_importer.h"
+#include "io/npy.h"
+#include "ir/tensor_compare.h"
+#include "reference/interpreter.h"
+
+namespace tilefuse {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ModelFiles {
+  std::string name;
+  fs::path model;
+  fs::path inputs;  // <input name>.npy
+};
+
+std::vector<ModelFiles> models() {
+  const fs::path root(TILEFUSE_SOURCE_DIR);
+  std::vector<ModelFiles> out;
+  for (const char* name : {"bias_gelu", "elementwise_chain", "layernorm_decomposed", "layernorm_opset17", "mlp_block",
+                           "scale_mask_softmax", "symbolic_batch"}) {
+    out.push_back({name, root / "examples/models" / (std::string(name) + ".onnx"), root / "examples/models" / name / "inputs"});
+  }
+  out.push_back({"gpt2", root / "tests/models/real/gpt2/dynamo_dynamic.onnx", root / "tests/models/real/gpt2/inputs"});
+  return out;
+}
+
+std::map<std::string, Tensor> read_inputs(const Graph& g, const fs::path& dir) {
+  std::map<std::string, Tensor> inputs;
+  for (const Value* in : g.inputs()) inputs[in->name] = io::read_npy((dir / (in->name + ".npy")).string());
+  return inputs;
+}
+
+struct RunResult {
+  std::vector<Tensor> outputs;
+  int64_t barriers = 0, superkernel = 0;
+};
+
+RunResult run(const Graph& g, const std::map<std::string, Tensor>& inputs, int threads, runtime::SuperKernelMode mode,
+        const std::string& cache_dir = e2e::test_cache_dir()) {
+  driver::ExecutorOptions options = e2e::executor_options();
+  options.device.threads = threads;
+  options.superkernel = mode;
+  options.cache_dir = cache_dir;
+  driver::ExecutorCounters counters;
+  driver::Executor exe(g, options, counters);
+  RunResult r;
+  for (int i = 0; i < 3; ++i) exe.run(inputs, r.outputs);  // the later runs reuse the context and its schedule
+  r.barriers = counters.barriers;
+  r.superkernel = counters.superkernel;
+  return r;
+}
+
+class SuperKernel : public ::testing::TestWithParam<ModelFiles> {};
+
+TEST_P(SuperKernel, GivesTheBitsOfStepByStepRunsWithFewerBarriers) {
+  const Graph g = frontend::import_onnx_file(GetParam().model.string());
+  const auto inputs = read_inputs(g, GetParam().inputs);
+  const std::vector<Tensor> expected = reference::run_graph(g, inputs);
+  for (int threads : {2, 3}) {
+    SCOPED_TRACE(testing::Message() << threads << " workers");
+    const RunResult off = run(g, inputs, threads, runtime::SuperKernelMode::off);
+    const RunResult on = run(g, inputs, threads, runtime::SuperKernelMode::on);
+    EXPECT_EQ(off.superkernel, 0);
+    EXPECT_EQ(on.superkernel, 1);
+    EXPECT_LE(on.barriers, std::max<int64_t>(off.barriers, 1));
+    ASSERT_EQ(on.outputs.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_TRUE(compare_tensors(on.outputs[i], off.outputs[i], {0, 0}).ok) << "output " << i << " differs from off";
+      const CompareResult r = compare_tensors(on.outputs[i], expected[i], {1e-5, 1e-5});
+      EXPECT_TRUE(r.ok) << "output " << i << ": " << r.message;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, SuperKernel, ::testing::ValuesIn(models()),
+                         [](const auto& info) { return info.param.name; });
+
+// A chain of kernels with nothing else between them: one barrier for the whole run.
+TEST(SuperKernelBarriers, AChainOfKernelsSynchronisesOnceInsteadOfOncePerKernel) {
+  Graph g;
+  Value* v = g.add_input("x", DType::f32, {Dim(512), Dim(1024)});
+  for (int i = 0; i < 4; ++i) {  // a materialised transpose between normalised rows splits the kernels
+    Value* mean = e2e::node(g, "ReduceMean", {v}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}});
+    v = e2e::node(g, "Transpose", {e2e::node(g, "Sub", {v, mean})}, {{"perm", std::vector<int64_t>{1, 0}}});
+  }
+  g.add_output(v);
+  g.infer_shapes();
+  const std::map<std::string, Tensor> inputs{{"x", e2e::filled({512, 1024}, 3, 0.5)}};
+  const RunResult off = run(g, inputs, 2, runtime::SuperKernelMode::off);
+  const RunResult on = run(g, inputs, 2, runtime::SuperKernelMode::on);
+  EXPECT_GE(off.barriers, 4);
+  EXPECT_EQ(on.barriers, 1);
+  EXPECT_TRUE(compare_tensors(on.outputs[0], off.outputs[0], {0, 0}).ok);
+  const CompareResult r = compare_tensors(on.outputs[0], reference::run_graph(g, inputs)[0], {1e-5, 1e-4});
+  EXPECT_TRUE(r.ok) << r.message;
+}
+
+// `automatic` measures on the first run and records the choice; a later executor takes a valid
+// record as it is (written here each way), and a broken one is measured again and replaced.
+TEST(SuperKernelChoice, IsMeasuredOnceRecordedAndReused) {
+  const ModelFiles model = models().back();  // the GPT-2 export: many steps
+  const Graph g = frontend::import_onnx_file(model.model.string());
+  const auto inputs = read_inputs(g, model.inputs);
+  const std::string cache = e2e::test_cache_dir();
+  const auto automatic = [&] { return run(g, inputs, 2, runtime::SuperKernelMode::automatic, cache).superkernel; };
+  automatic();
+  std::vector<fs::path> records;
+  for (const auto& entry : fs::recursive_directory_iterator(fs::path(cache) / "superkernel")) {
+    if (entry.path().filename() == "choice") records.push_back(entry.path());
+  }
+  ASSERT_EQ(records.size(), 1U) << "one record for the one shape";
+  const auto write = [&](const std::string& text) { std::ofstream(records[0], std::ios::trunc) << text; };
+  const auto valid = [](const std::string& choice) {
+    return choice + "\nsha256=" + build::sha256_hex(choice + "\n") + "\n";
+  };
+  write(valid("on floor_ns=0"));
+  EXPECT_EQ(automatic(), 1);
+  write(valid("off"));
+  EXPECT_EQ(automatic(), 0);
+  write("on floor_ns=0\nsha256=0000\n");
+  const int64_t remeasured = automatic();
+  std::ifstream reread(records[0]);
+  std::string choice;
+  std::getline(reread, choice);
+  const std::string text((std::istreambuf_iterator<char>(reread)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(choice + "\n" + text, valid(choice)) << "a valid record replaces the broken one";
+  EXPECT_EQ(remeasured, choice == "off" ? 0 : 1);
+}
+
+}  // namespace
+}  // namespace tilefuse
