@@ -153,7 +153,7 @@ TEST(Executable, CountsTheBarriersOfARun) {
     const Executable region = compile(model, options);
     region.run(committed_inputs("mlp_block", region));
     EXPECT_EQ(region.counters().at("superkernel"), threads == 1 ? 0 : 1) << "one worker has no region to enter";
-    EXPECT_LE(region.counters().at("barriers"), std::max<int64_t>(barriers, 1));
+    EXPECT_LE(region.counters().at("barriers"), barriers + 1) << "its own fork/join, and the GEMMs' inner ones";
   }
 }
 
