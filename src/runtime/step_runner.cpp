@@ -580,8 +580,11 @@ struct StepRunner::Impl {
   }
 
   // The per-model choice: the recorded one, else every way measured on this run's inputs, in
-  // turns (best of up to 9 rounds, while 250 ms have not passed), and recorded. A run that takes
-  // half a second pays for a barrier a thousand times over: such shapes run step by step unmeasured.
+  // turns (best of up to 9 rounds, while 250 ms have not passed), and recorded. Of the ways
+  // within 10% of the fastest, the one with the fewest barriers wins: runs measured back to back
+  // find the other workers awake, while a model called now and then pays a wake-up (tens of
+  // microseconds on a virtual machine) for each barrier. A run that takes half a second pays
+  // for a barrier a thousand times over: such shapes run step by step, unmeasured.
   void choose_superkernel(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs, Prepared& p) {
     const std::string key = superkernel_key(p);
     if (const std::optional<std::string> recorded = provider.recorded_superkernel(key)) {
@@ -592,6 +595,7 @@ struct StepRunner::Impl {
     std::vector<RegionChoice> choices = {RegionChoice{}};
     for (double floor : kParallelFloorsNs) choices.push_back({true, floor});
     std::vector<double> best(choices.size(), std::numeric_limits<double>::infinity());
+    std::vector<int64_t> barriers(choices.size(), 0);
     using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + std::chrono::milliseconds(250);
     for (int round = 0; round < 9 && (round == 0 || Clock::now() < deadline); ++round) {
@@ -599,13 +603,22 @@ struct StepRunner::Impl {
         const auto start = Clock::now();
         run_steps(inputs, outputs, p, choices[c]);
         best[c] = std::min(best[c], std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+        barriers[c] = counters.barriers;
         if (c == 0 && round == 0 && best[0] > 500e3) break;  // long runs: step by step
       }
     }
-    const size_t winner = static_cast<size_t>(std::min_element(best.begin(), best.end()) - best.begin());
+    const double fastest = *std::min_element(best.begin(), best.end());
+    size_t winner = 0;
+    for (size_t c = 0; c < choices.size(); ++c) {
+      if (best[c] > 1.1 * fastest) continue;
+      const bool fewer = barriers[c] < barriers[winner] || best[winner] > 1.1 * fastest;
+      if (fewer || (barriers[c] == barriers[winner] && best[c] < best[winner])) winner = c;
+    }
     p.superkernel = choices[winner];
     std::string measured;
-    for (size_t c = 0; c < choices.size(); ++c) measured += fmt::format("{}{}: {:.1f} us", c ? ", " : "", choices[c].text(), best[c]);
+    for (size_t c = 0; c < choices.size(); ++c) {
+      measured += fmt::format("{}{}: {:.1f} us, {} barriers", c ? "; " : "", choices[c].text(), best[c], barriers[c]);
+    }
     logger().info("superkernel: {} for these shapes ({})", p.superkernel->text(), measured);
     provider.record_superkernel(key, p.superkernel->text());
   }
