@@ -155,7 +155,7 @@ def ort_ms(model, inputs, iters):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--real", action="store_true", help="also the full-size real-model suite")
-    parser.add_argument("--iters", type=int, default=200, help="timed runs per engine (the full models: 20)")
+    parser.add_argument("--iters", type=int, default=100, help="timed runs per engine and round (the full models: 10)")
     parser.add_argument("--out", type=Path, help="write the table (markdown) here")
     args = parser.parse_args()
     rows = []
@@ -165,13 +165,18 @@ def main():
             input_dir.mkdir()
             for key, value in inputs.items():
                 np.save(input_dir / f"{key}.npy", value)
-            iters = 20 if "(full)" in name else args.iters
+            iters = 10 if "(full)" in name else args.iters
             row = {"model": name}
             for mode in ("off", "on"):
                 row[f"barriers_{mode}"] = barriers(model, input_dir, mode, Path(tmp) / "out")
-            for mode in ("off", "on", "auto"):
-                row[f"ms_{mode}"] = tilefuse_ms(model, input_dir, mode, iters)
-            row["ms_ort"] = ort_ms(model, inputs, iters)
+            # The host is noisy: three rounds of every engine in turn, the median of each one's medians.
+            times = {key: [] for key in ("off", "on", "auto", "ort")}
+            for _ in range(3):
+                for mode in ("off", "on", "auto"):
+                    times[mode].append(tilefuse_ms(model, input_dir, mode, iters))
+                times["ort"].append(ort_ms(model, inputs, iters))
+            for key, values in times.items():
+                row[f"ms_{key}"] = statistics.median(values)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     table = ["| model | barriers off | barriers on | off ms | on ms | auto ms | auto vs off | ORT ms | auto vs ORT |",

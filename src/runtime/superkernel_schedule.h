@@ -46,8 +46,9 @@ struct RegionStep {
   std::vector<size_t> waits;  // indices into the schedule of the steps it waits for
 };
 
-// The parallel floors worth measuring, and the one used when nothing was measured.
-constexpr double kParallelFloorsNs[] = {4000, 12000, 36000, 108000};
+// The parallel floors worth measuring (0: every step split, for small steps of expensive math
+// that the estimate undercounts), and the one used when nothing was measured.
+constexpr double kParallelFloorsNs[] = {0, 6000, 25000, 100000};
 constexpr double kDefaultParallelFloorNs = 12000;
 
 // The schedule of `steps` (in plan order) for a team of `team_size` workers: steps estimated

@@ -19,12 +19,11 @@
 namespace tilefuse::runtime {
 namespace {
 
-// A worker waits this long for the next job before it sleeps: long enough to catch the next
-// kernel of an inference and the next inference of a loop that does some work between runs, short
-// enough that an idle team sleeps within a millisecond. Past kBusySpin it yields between checks,
-// so a waiting worker gives its core to any other runnable thread. With 50 us, `tilefuse bench`
-// (which prints progress between runs) paid a futex wake-up per run: a 1.6 us model took 45 us.
-constexpr auto kWorkerSpin = std::chrono::milliseconds(1);
+// A worker spins this long for the next job: long enough to catch the next kernel of an inference
+// (back-to-back launches are microseconds apart), short enough that an idle team goes to sleep
+// almost at once. (1 ms measured no better on this project's VM: bias_gelu at 2 threads ran
+// 1.6 us either way, with more outliers at 1 ms.)
+constexpr auto kWorkerSpin = std::chrono::microseconds(50);
 // The caller spins longer while its job is in flight: it has nothing else to do, and a futex wake-up
 // (~50 us on virtual machines) would let the workers fall asleep before the next job is posted, so
 // every later run would pay two wake-ups.
