@@ -105,6 +105,7 @@ std::vector<Tensor> run_compiled(const Graph& graph, const runtime::BoundInputs&
   result.elapsed_ms = ms_since(start);
   result.counters = counter_values(counters);
   result.counters["launches"] = executor.launches();
+  result.superkernel = executor.superkernel_report();
   return tensors;
 }
 

@@ -53,6 +53,8 @@ struct RunResult {
   std::map<std::string, double> compile_phases_ms;  // compile_ms by phase (driver::ExecutorCounters)
   // Events of the run by name (compiles, cache hits, ...); empty in reference mode.
   std::map<std::string, int64_t> counters;
+  // The SuperKernel's choice and schedule (runs of the executor; a package's runs leave it empty).
+  std::optional<runtime::SuperKernelReport> superkernel;
 };
 
 // Every output is checked against the type the graph declares for it (with the input symbols

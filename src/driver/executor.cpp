@@ -279,6 +279,8 @@ void Executor::save_package(const std::string& path) const { impl_->save_package
 
 const fusion::FusionPlan& Executor::plan() const { return impl_->plan; }
 
+runtime::SuperKernelReport Executor::superkernel_report() const { return impl_->runner->superkernel_report(); }
+
 int64_t Executor::launches() const { return fusion::run_time_launches(impl_->plan, impl_->shape_only); }
 
 std::vector<TuningSummary> Executor::tuning_summaries() const {

@@ -76,6 +76,8 @@ class Executor {
   const fusion::FusionPlan& plan() const;
   // Launches per inference: kernels, library calls and host ops (views are free).
   int64_t launches() const;
+  // How the shape run last went through the SuperKernel (runtime/step_runner.h).
+  runtime::SuperKernelReport superkernel_report() const;
   // The kernels this executor measured (on its first run), in plan order.
   std::vector<TuningSummary> tuning_summaries() const;
 

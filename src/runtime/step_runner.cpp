@@ -518,13 +518,13 @@ struct StepRunner::Impl {
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];
       ProfiledStep s;
+      s.name = step_name(i);
       for (const Value* v : step_inputs(step)) s.bytes += static_cast<int64_t>(value_bytes(v, p.shapes.at(v)));
       for (const Value* v : step_outputs(step)) s.bytes += static_cast<int64_t>(value_bytes(v, p.shapes.at(v)));
       if (step.kind == fusion::StepKind::Kernel) {
-        s.name = step.kernel.name, s.kind = "kernel";
+        s.kind = "kernel";
         for (const Node* n : step.kernel.nodes) s.ops += (s.ops.empty() ? "" : " ") + n->op;
       } else {
-        s.name = step.node->name.empty() ? step.node->op : step.node->name;
         s.ops = step.node->op;
         const bool library = library_calls[i] != nullptr;  // runtime code, not the reference kernels
         s.kind = step.kind == fusion::StepKind::View ? "view"
@@ -627,10 +627,9 @@ struct StepRunner::Impl {
   std::string superkernel_key(const Prepared& p) const {
     std::string key = fmt::format("superkernel v2\nthreads={}\n", team.size());
     for (size_t i = 0; i < plan.steps.size(); ++i) {
-      const auto& step = plan.steps[i];
-      if (step.kind == fusion::StepKind::View || shape_only[i]) continue;
-      key += step.kind == fusion::StepKind::Kernel ? step.kernel.name : step.node->op;
-      for (const Value* v : step_outputs(step)) key += " " + dims_to_string(p.shapes.at(v));
+      if (!runs(i)) continue;
+      key += step_name(i);
+      for (const Value* v : step_outputs(plan.steps[i])) key += " " + dims_to_string(p.shapes.at(v));
       key += "\n";
     }
     return key;
@@ -680,6 +679,30 @@ struct StepRunner::Impl {
   }
 
   // ---- the SuperKernel: every step in one parallel region (superkernel_schedule.h) ----
+
+  SuperKernelReport superkernel_report() {
+    std::lock_guard lock(pool_mutex);
+    SuperKernelReport report;
+    if (shapes.empty() || shapes.front().contexts.front()->in_use) return report;
+    const Prepared& p = *shapes.front().contexts.front();
+    const RegionChoice choice = region_for(p);
+    if (options.superkernel == SuperKernelMode::off) report.choice = "off";
+    if (team.size() == 1) report.choice = "off (one worker)";
+    if (choice.on || p.superkernel) report.choice = choice.text();
+    if (!choice.on || p.scheduled_floor_ns != choice.floor_ns) return report;
+    for (const RegionStep& step : p.region_schedule) {
+      SuperKernelReport::Step s{step_name(step.step), step.workers, {}};
+      for (size_t w : step.waits) s.waits_for.push_back(step_name(p.region_schedule[w].step));
+      report.steps.push_back(std::move(s));
+    }
+    return report;
+  }
+
+  std::string step_name(size_t i) const {
+    const auto& step = plan.steps[i];
+    if (step.kind == fusion::StepKind::Kernel) return step.kernel.name;
+    return step.node->name.empty() ? step.node->op : step.node->name;
+  }
 
   void run_region(Prepared& p, double floor_ns) {
     for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -774,5 +797,7 @@ StepRunner::~StepRunner() = default;
 void StepRunner::run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs) {
   impl_->run(inputs, outputs);
 }
+
+SuperKernelReport StepRunner::superkernel_report() const { return impl_->superkernel_report(); }
 
 }  // namespace tilefuse::runtime

@@ -85,6 +85,20 @@ struct RunCounters {
   std::atomic<int64_t> region_waits{0};     // waits for earlier steps scheduled in the last run's region
 };
 
+// How the most recent run of a shape went through the SuperKernel: the choice ("off", "off (one
+// worker)", "on floor_ns=<n>", or "unmeasured": not run yet, or kernels still to be tuned) and,
+// when it ran in a region, each scheduled step with its workers and the earlier steps it waits
+// for (by name).
+struct SuperKernelReport {
+  struct Step {
+    std::string name;
+    int workers = 1;
+    std::vector<std::string> waits_for;
+  };
+  std::string choice = "unmeasured";
+  std::vector<Step> steps;
+};
+
 class StepRunner {
  public:
   // Everything passed by reference outlives the runner. `kernel_steps`, `library_calls` and
@@ -101,6 +115,9 @@ class StepRunner {
   // reallocated; an output tensor whose memory overlaps an input or another output is replaced
   // by a tensor of its own (never written in place).
   void run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs);
+
+  // The SuperKernel of the shape run last (empty before any run; call it between runs).
+  SuperKernelReport superkernel_report() const;
 
  private:
   struct Impl;

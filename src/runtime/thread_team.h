@@ -17,41 +17,29 @@
 
 namespace tilefuse::runtime {
 
-// What a team runs: a non-owning reference to any callable fn(worker, first_block, end_block).
-// Unlike std::function it never allocates, so a kernel launch allocates nothing; the callable
-// only has to outlive the run() call it is passed to.
-class BlockTask {
+// A non-owning reference to any callable of signature void(Args...). Unlike std::function it
+// never allocates, so a kernel launch allocates nothing; the callable only has to outlive the
+// call it is passed to.
+template <typename... Args>
+class TaskRef {
  public:
   template <typename F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, BlockTask>)
-  BlockTask(F&& fn)  // NOLINT(google-explicit-constructor): lambdas convert where a task is expected
+    requires(!std::is_same_v<std::remove_cvref_t<F>, TaskRef>)
+  TaskRef(F&& fn)  // NOLINT(google-explicit-constructor): lambdas convert where a task is expected
       : object_(const_cast<void*>(static_cast<const void*>(&fn))),
-        call_([](void* object, int worker, int64_t first, int64_t end) {
-          (*static_cast<std::remove_reference_t<F>*>(object))(worker, first, end);
-        }) {}
+        call_([](void* object, Args... args) { (*static_cast<std::remove_reference_t<F>*>(object))(args...); }) {}
 
-  void operator()(int worker, int64_t first, int64_t end) const { call_(object_, worker, first, end); }
+  void operator()(Args... args) const { call_(object_, args...); }
 
  private:
   void* object_;
-  void (*call_)(void*, int, int64_t, int64_t);
+  void (*call_)(void*, Args...);
 };
 
-// What a region runs on every worker: a non-owning reference to any callable fn(worker).
-class WorkerTask {
- public:
-  template <typename F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, WorkerTask>)
-  WorkerTask(F&& fn)  // NOLINT(google-explicit-constructor): lambdas convert where a task is expected
-      : object_(const_cast<void*>(static_cast<const void*>(&fn))),
-        call_([](void* object, int worker) { (*static_cast<std::remove_reference_t<F>*>(object))(worker); }) {}
-
-  void operator()(int worker) const { call_(object_, worker); }
-
- private:
-  void* object_;
-  void (*call_)(void*, int);
-};
+// What a team runs: fn(worker, first_block, end_block).
+using BlockTask = TaskRef<int, int64_t, int64_t>;
+// What a region runs on every worker: fn(worker).
+using WorkerTask = TaskRef<int>;
 
 // Worker `worker` of `workers` gets blocks [first, end) of `num_blocks`: contiguous, sizes
 // differing by at most one. run() splits jobs this way, and so does a region's caller.

@@ -96,16 +96,22 @@ TEST_P(SuperKernel, GivesTheBitsOfStepByStepRunsWithFewerBarriers) {
 INSTANTIATE_TEST_SUITE_P(Models, SuperKernel, ::testing::ValuesIn(models()),
                          [](const auto& info) { return info.param.name; });
 
-// A chain of kernels with nothing else between them: one barrier for the whole run.
-TEST(SuperKernelBarriers, AChainOfKernelsSynchronisesOnceInsteadOfOncePerKernel) {
+// Four kernels in a chain: a materialised transpose between normalised rows splits them.
+Graph kernel_chain() {
   Graph g;
   Value* v = g.add_input("x", DType::f32, {Dim(512), Dim(1024)});
-  for (int i = 0; i < 4; ++i) {  // a materialised transpose between normalised rows splits the kernels
+  for (int i = 0; i < 4; ++i) {
     Value* mean = e2e::node(g, "ReduceMean", {v}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}});
     v = e2e::node(g, "Transpose", {e2e::node(g, "Sub", {v, mean})}, {{"perm", std::vector<int64_t>{1, 0}}});
   }
   g.add_output(v);
   g.infer_shapes();
+  return g;
+}
+
+// A chain of kernels with nothing else between them: one barrier for the whole run.
+TEST(SuperKernelBarriers, AChainOfKernelsSynchronisesOnceInsteadOfOncePerKernel) {
+  const Graph g = kernel_chain();
   const std::map<std::string, Tensor> inputs{{"x", e2e::filled({512, 1024}, 3, 0.5)}};
   const RunResult off = run(g, inputs, 2, runtime::SuperKernelMode::off);
   const RunResult on = run(g, inputs, 2, runtime::SuperKernelMode::on);
@@ -114,6 +120,31 @@ TEST(SuperKernelBarriers, AChainOfKernelsSynchronisesOnceInsteadOfOncePerKernel)
   EXPECT_TRUE(compare_tensors(on.outputs[0], off.outputs[0], {0, 0}).ok);
   const CompareResult r = compare_tensors(on.outputs[0], reference::run_graph(g, inputs)[0], {1e-5, 1e-4});
   EXPECT_TRUE(r.ok) << r.message;
+}
+
+TEST(SuperKernelReport, NamesEachStepItsWorkersAndTheStepItWaitsFor) {
+  const Graph g = kernel_chain();
+  const std::map<std::string, Tensor> inputs{{"x", e2e::filled({512, 1024}, 3, 0.5)}};
+  driver::ExecutorOptions options = e2e::executor_options();
+  options.hardware = tiling::detect_hardware();
+  driver::ExecutorCounters counters;
+  driver::Executor exe(g, options, counters);
+  EXPECT_EQ(exe.superkernel_report().choice, "unmeasured") << "before any run";
+  exe.run(inputs);
+  const runtime::SuperKernelReport report = exe.superkernel_report();
+  EXPECT_EQ(report.choice, "on floor_ns=0");
+  ASSERT_GE(report.steps.size(), 4U);
+  EXPECT_TRUE(report.steps[0].waits_for.empty());
+  for (size_t i = 1; i < report.steps.size(); ++i) {
+    EXPECT_EQ(report.steps[i].waits_for, std::vector<std::string>{report.steps[i - 1].name})
+        << "each step of a chain waits for the one before it, and that implies the rest";
+    EXPECT_EQ(report.steps[i].workers, 2);
+  }
+  options.superkernel = runtime::SuperKernelMode::off;
+  driver::Executor off(g, options, counters);
+  off.run(inputs);
+  EXPECT_EQ(off.superkernel_report().choice, "off");
+  EXPECT_TRUE(off.superkernel_report().steps.empty());
 }
 
 // `automatic` measures on the first run and records the choice; a later executor takes a valid

@@ -14,8 +14,10 @@
 #include "api/model_packaging.h"
 #include "api/output_files.h"
 #include "api/runner.h"
+#include "api/superkernel_report.h"
 #include "api/tensor_stats.h"
 #include "api/text_table.h"
+#include "io/atomic_file.h"
 #include "io/npy.h"
 #include "ir/error.h"
 
@@ -79,6 +81,7 @@ void print_json(const RunCommand& command, const runtime::BoundInputs& inputs,
   json["compile_phases_ms"] = result.compile_phases_ms;
   json["counters"] = nlohmann::json::object();
   for (const auto& [name, value] : result.counters) json["counters"][name] = value;
+  if (result.superkernel) json["superkernel"] = api::superkernel_to_json(*result.superkernel);
   std::cout << json.dump(2) << "\n";
 }
 
@@ -117,6 +120,7 @@ void print_summary(const RunCommand& command, const runtime::BoundInputs& inputs
                                result.counters.at("kernels_tuned"), measured);
     }
   }
+  if (result.superkernel) std::cout << "\nsuperkernel  " << api::superkernel_summary(*result.superkernel);
   std::cout << "\n";
 }
 
@@ -134,6 +138,9 @@ CLI::App* add_run_command(CLI::App& app, RunCommand& command) {
   add_execution_flags(sub, command.execution);
   sub->add_option("--profile", command.profile,
                   "Write a Chrome trace of the run (one event per step and worker; open in Perfetto or chrome://tracing)");
+  sub->add_option("--superkernel-dot", command.superkernel_dot,
+                  "Write the SuperKernel's schedule of this run as Graphviz: a box per step with its workers, an "
+                  "arrow to each step that waits for it (render: dot -Tsvg FILE)");
   sub->add_flag("--json", command.json, "Print the summary as one JSON object");
   sub->footer(
       "Inputs not given with --input are filled with seeded random data (floats in [-1, 1), integers in [0, 4),\n"
@@ -170,6 +177,10 @@ void execute_run_command(const RunCommand& command) {
   create_output_dir(command.output_dir);
   const std::vector<WrittenOutput> outputs = write_outputs(result.outputs, command.output_dir);
   if (!command.profile.empty()) api::write_chrome_trace(command.profile, profile);
+  if (!command.superkernel_dot.empty()) {
+    if (!result.superkernel) fail_user("--superkernel-dot needs an ONNX model run in fused or unfused mode");
+    io::write_file_atomically(command.superkernel_dot, api::superkernel_to_dot(*result.superkernel));
+  }
   if (command.json) {
     print_json(command, *inputs, input_files, outputs, result);
   } else {

@@ -21,6 +21,7 @@ struct RunCommand {
   uint64_t seed = 0;
   ExecutionFlags execution;
   std::string profile;  // Chrome trace file, empty: no profiling
+  std::string superkernel_dot;  // Graphviz file of the SuperKernel's schedule, empty: none
   bool json = false;
 };
 
