@@ -58,13 +58,15 @@ class Session {
   }
 
   static Session compile(const Model& model, const std::string& mode, std::optional<int> threads,
-                         std::optional<int> topn, const std::string& cache_dir, std::optional<bool> cpp_wrapper) {
+                         std::optional<int> topn, const std::string& cache_dir, std::optional<bool> cpp_wrapper,
+                         std::optional<bool> superkernel) {
     Options options;
     options.mode = mode_named(mode);
     options.threads = threads;
     options.autotune_topn = topn;
     options.cache_dir = cache_dir;
     options.cpp_wrapper = cpp_wrapper;
+    options.superkernel = superkernel;
     py::gil_scoped_release release;  // compiling takes seconds; other Python threads go on
     return Session(tilefuse::compile(model, options));
   }
@@ -173,7 +175,7 @@ PYBIND11_MODULE(_native, m) {
   py::class_<Session>(m, "Session", "A compiled or loaded model.")
       .def_static("compile", &Session::compile, py::arg("model"), py::arg("mode") = "fused",
                   py::arg("threads") = std::nullopt, py::arg("topn") = std::nullopt, py::arg("cache_dir") = "",
-                  py::arg("cpp_wrapper") = std::nullopt)
+                  py::arg("cpp_wrapper") = std::nullopt, py::arg("superkernel") = std::nullopt)
       .def_static("load", &Session::load, py::arg("path"), py::arg("threads") = std::nullopt)
       .def("inputs", &Session::inputs)
       .def("outputs", &Session::outputs)

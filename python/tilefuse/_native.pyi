@@ -29,6 +29,7 @@ class Session:
         topn: Optional[int] = None,
         cache_dir: str = "",
         cpp_wrapper: Optional[bool] = None,
+        superkernel: Optional[bool] = None,
     ) -> "Session": ...
     @staticmethod
     def load(path: str, threads: Optional[int] = None) -> "Session": ...

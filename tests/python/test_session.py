@@ -188,6 +188,16 @@ def test_cpp_wrapper_runs_through_a_cached_package():
     assert again.counters()["package_built"] == 0  # the first session's package, from the cache
 
 
+def test_superkernel_is_chosen_by_keyword_with_the_same_results():
+    inputs = read_arrays("mlp_block", "inputs")
+    runs = {}
+    for superkernel in (True, False):
+        sess = session("mlp_block", threads=2, superkernel=superkernel)
+        runs[superkernel] = sess.run(None, inputs)[0]
+        assert sess.counters()["superkernel"] == int(superkernel)
+    np.testing.assert_array_equal(runs[True], runs[False])
+
+
 def test_onnx_runtime_module_shape():
     tilefuse.set_default_logger_severity(3)
     tilefuse.disable_telemetry_events()
