@@ -1,5 +1,7 @@
 #include "api/superkernel_report.h"
 
+#include <map>
+
 #include <fmt/format.h>
 
 namespace tilefuse::api {
@@ -21,12 +23,12 @@ std::string superkernel_to_dot(const runtime::SuperKernelReport& report) {
     dot += fmt::format("  s{} [label=\"{}\\n{} worker{}\"{}];\n", i, step.name, step.workers,
                        step.workers == 1 ? "" : "s", step.workers > 1 ? ", style=filled, fillcolor=\"#cfe8ff\"" : "");
   }
+  std::map<std::string, size_t> node_of;  // a step's name -> its node (waits name earlier steps)
   for (size_t i = 0; i < report.steps.size(); ++i) {
     for (const std::string& wait : report.steps[i].waits_for) {
-      for (size_t j = 0; j < i; ++j) {
-        if (report.steps[j].name == wait) dot += fmt::format("  s{} -> s{};\n", j, i);
-      }
+      if (auto it = node_of.find(wait); it != node_of.end()) dot += fmt::format("  s{} -> s{};\n", it->second, i);
     }
+    node_of.emplace(report.steps[i].name, i);
   }
   return dot + "}\n";
 }

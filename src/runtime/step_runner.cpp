@@ -69,6 +69,8 @@ struct Prepared {
   // completion counter per scheduled step, and how runs go (unset: not measured yet).
   std::vector<RegionStep> region_schedule;
   std::optional<double> scheduled_floor_ns;
+  bool region_alone = false;  // every scheduled step on one worker: the others are never needed
+  int64_t region_waits = 0;   // waits in the schedule, for the counters
   std::unique_ptr<StepCounter[]> region_done;
   std::optional<RegionChoice> superkernel;
 };
@@ -498,6 +500,14 @@ struct StepRunner::Impl {
 
   // ---- profiling (only with options.profile) ----
 
+  // Bytes a step reads and writes, each input and output counted once.
+  int64_t step_bytes(const fusion::PlanStep& step, const Prepared& p) const {
+    int64_t bytes = 0;
+    for (const Value* v : step_inputs(step)) bytes += static_cast<int64_t>(value_bytes(v, p.shapes.at(v)));
+    for (const Value* v : step_outputs(step)) bytes += static_cast<int64_t>(value_bytes(v, p.shapes.at(v)));
+    return bytes;
+  }
+
   double step_flops(const fusion::PlanStep& step, const Prepared& p) const {
     if (step.kind == fusion::StepKind::Kernel) {
       const auto& out = p.shapes.at(step.kernel.outputs.front());
@@ -519,8 +529,7 @@ struct StepRunner::Impl {
       const auto& step = plan.steps[i];
       ProfiledStep s;
       s.name = step_name(i);
-      for (const Value* v : step_inputs(step)) s.bytes += static_cast<int64_t>(value_bytes(v, p.shapes.at(v)));
-      for (const Value* v : step_outputs(step)) s.bytes += static_cast<int64_t>(value_bytes(v, p.shapes.at(v)));
+      s.bytes = step_bytes(step, p);
       if (step.kind == fusion::StepKind::Kernel) {
         s.kind = "kernel";
         for (const Node* n : step.kernel.nodes) s.ops += (s.ops.empty() ? "" : " ") + n->op;
@@ -686,9 +695,11 @@ struct StepRunner::Impl {
     if (shapes.empty() || shapes.front().contexts.front()->in_use) return report;
     const Prepared& p = *shapes.front().contexts.front();
     const RegionChoice choice = region_for(p);
-    if (options.superkernel == SuperKernelMode::off) report.choice = "off";
-    if (team.size() == 1) report.choice = "off (one worker)";
-    if (choice.on || p.superkernel) report.choice = choice.text();
+    if (team.size() == 1) {
+      report.choice = "off (one worker)";
+    } else if (options.superkernel == SuperKernelMode::off || choice.on || p.superkernel) {
+      report.choice = choice.text();
+    }
     if (!choice.on || p.scheduled_floor_ns != choice.floor_ns) return report;
     for (const RegionStep& step : p.region_schedule) {
       SuperKernelReport::Step s{step_name(step.step), step.workers, {}};
@@ -711,12 +722,8 @@ struct StepRunner::Impl {
     if (p.scheduled_floor_ns != floor_ns) schedule_region_steps(p, floor_ns);
     for (size_t s = 0; s < p.region_schedule.size(); ++s) p.region_done[s].value.store(0, std::memory_order_relaxed);
     // A schedule with every step on one worker (a small model) needs no other worker at all.
-    const bool alone = std::all_of(p.region_schedule.begin(), p.region_schedule.end(),
-                                   [](const RegionStep& step) { return step.workers == 1; });
-    team.region([&](int worker) { walk_region(worker, p); }, alone ? 1 : 0);
-    int64_t waits = 0;
-    for (const RegionStep& step : p.region_schedule) waits += static_cast<int64_t>(step.waits.size());
-    counters.region_waits = waits;
+    team.region([&](int worker) { walk_region(worker, p); }, p.region_alone ? 1 : 0);
+    counters.region_waits = p.region_waits;
   }
 
   // Each worker walks the schedule: its part of each step it takes part in, after the steps that
@@ -758,10 +765,7 @@ struct StepRunner::Impl {
       } else {
         in.max_workers = library_calls[i] != nullptr ? team.size() : 1;  // the reference kernels are serial
       }
-      double bytes = 0;
-      for (const Value* v : step_inputs(step)) bytes += static_cast<double>(value_bytes(v, p.shapes.at(v)));
-      for (const Value* v : step_outputs(step)) bytes += static_cast<double>(value_bytes(v, p.shapes.at(v)));
-      in.work_ns = estimated_step_ns(bytes, step_flops(step, p));
+      in.work_ns = estimated_step_ns(static_cast<double>(step_bytes(step, p)), step_flops(step, p));
       for (const Value* v : step_inputs(step)) add_bytes_of(v, p, in.reads);
       for (const Value* v : step_outputs(step)) add_bytes_of(v, p, in.writes);
       steps.push_back(std::move(in));
@@ -769,6 +773,10 @@ struct StepRunner::Impl {
     p.region_schedule = schedule_region(steps, team.size(), floor_ns);
     p.region_done = std::make_unique<StepCounter[]>(p.region_schedule.size());
     p.scheduled_floor_ns = floor_ns;
+    p.region_alone = std::all_of(p.region_schedule.begin(), p.region_schedule.end(),
+                                 [](const RegionStep& step) { return step.workers == 1; });
+    p.region_waits = 0;
+    for (const RegionStep& step : p.region_schedule) p.region_waits += static_cast<int64_t>(step.waits.size());
   }
 
   // Where `v`'s bytes are, for the schedule's dependencies: its arena range, or the tensor as a
