@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "ir/ops/window_geometry.h"
 #include "ir/shape.h"
 #include "runtime/blas_on_team.h"
 #include "runtime/conv_maps_in_lanes.h"
 #include "runtime/conv_unfold.h"
+#include "runtime/conv_winograd.h"
 #include "runtime/depthwise_conv.h"
 #include "runtime/epilogue.h"
 
@@ -54,7 +56,11 @@ class ConvCall : public LibraryCall {
     const int64_t groups = node.attr_int("group", 1);
     // A depthwise weight ([C, 1, kernel] with C groups) is read directly, never packed.
     const bool direct = w->constant.has_value() && groups == w->constant->shape()[0] && w->constant->shape()[1] == 1;
-    if (own_gemm_engine() && w->constant.has_value() && !direct) packed_ = pack_weights(*w->constant, groups);
+    if (winograd_suits(node)) {
+      winograd_.emplace(*w->constant);
+    } else if (own_gemm_engine() && w->constant.has_value() && !direct) {
+      packed_ = pack_weights(*w->constant, groups);
+    }
     direct_ = direct;
   }
 
@@ -79,6 +85,7 @@ class ConvCall : public LibraryCall {
       });
       return;
     }
+    if (winograd_) return winograd_->run(team, s, x.data<float>(), bias, residual, activation_, out.data<float>(), blocking_);
     if (conv_maps_in_lanes_suits(s)) {
       team.run(s.batch * s.out_h, [&](int, int64_t first, int64_t end) {
         conv_maps_in_lanes(s, x.data<float>(), w.data<float>(), bias, residual, activation_, out.data<float>(), first,
@@ -115,8 +122,10 @@ class ConvCall : public LibraryCall {
     sgemm(team, problems_, blocking_);
   }
 
-  size_t packed_bytes() const override { return total_bytes(packed_); }
-  std::vector<const PackedOperand*> packed_operands() const override { return operands_of(packed_); }
+  size_t packed_bytes() const override { return total_bytes(winograd_ ? winograd_->packed() : packed_); }
+  std::vector<const PackedOperand*> packed_operands() const override {
+    return operands_of(winograd_ ? winograd_->packed() : packed_);
+  }
 
   // Only a convolution of known shapes that runs as a GEMM: depthwise convolutions and stems
   // (maps in lanes) do not use the blocking.
@@ -126,7 +135,7 @@ class ConvCall : public LibraryCall {
       if (!is_static(v->shape)) return false;
       shapes.push_back(static_dims(v->shape));
     }
-    return own_gemm_engine() && !direct_ && !conv_maps_in_lanes_suits(conv_shape(node_, shapes[0], shapes[1], shapes[2]));
+    return own_gemm_engine() && !direct_ && !winograd_ && !conv_maps_in_lanes_suits(conv_shape(node_, shapes[0], shapes[1], shapes[2]));
   }
   void set_blocking(const GemmBlocking& blocking) override { blocking_ = blocking; }
   GemmBlocking blocking() const override { return blocking_; }
@@ -186,6 +195,7 @@ class ConvCall : public LibraryCall {
   GemmBlocking blocking_;
   FusedActivation activation_;  // FusedConv's; the identity for a Conv
   bool direct_ = false;          // a depthwise convolution, computed without the GEMM engine
+  std::optional<WinogradConv> winograd_;  // a 3x3 stride-1 convolution computed by Winograd's F(2x2, 3x3)
   std::vector<PackedOperand> packed_;
   std::vector<float> cols_;            // the OpenBLAS path's unfolded input, reused across runs
   std::vector<PackB> packers_;         // per image and group

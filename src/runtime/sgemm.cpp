@@ -342,6 +342,13 @@ PackedOperand PackedOperand::pack_b(const MatrixView& b, int64_t depth, int64_t 
   return packed(kNR, ceil_div(cols, kNR), depth, [&](float* dst) { runtime::pack_b(b, 0, depth, 0, cols, dst); });
 }
 
+PackedOperand PackedOperand::view(const float* panels, int64_t width, int64_t depth) {
+  PackedOperand p;
+  p.depth_ = depth, p.width_ = width;
+  p.external_ = panels;
+  return p;
+}
+
 size_t total_bytes(const std::vector<PackedOperand>& packed) {
   size_t bytes = 0;
   for (const PackedOperand& p : packed) bytes += p.bytes();
@@ -373,6 +380,13 @@ void sgemm(ThreadTeam& team, std::span<const GemmProblem> problems, const GemmBl
       solve_tile(pr, row0, std::min(grid.mc, pr.m - row0), col0, std::min(grid.nc, pr.n - col0), tile_blocking);
     }
   });
+}
+
+void sgemm_rows(const GemmProblem& problem, int64_t row0, int64_t rows, const GemmBlocking& blocking) {
+  if (!microkernel_supported()) fail_internal("sgemm_rows: this CPU has neither AVX-512 nor AVX2");
+  GemmBlocking b = blocking;
+  b.kc = problem.k == 0 ? 0 : ceil_div(problem.k, ceil_div(problem.k, blocking.kc));  // equal depth blocks, as sgemm's
+  solve_tile(problem, row0, rows, 0, problem.n, b);
 }
 
 }  // namespace tilefuse::runtime

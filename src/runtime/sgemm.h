@@ -48,6 +48,9 @@ class PackedOperand {
  public:
   static PackedOperand pack_a(const MatrixView& a, int64_t rows, int64_t depth);
   static PackedOperand pack_b(const MatrixView& b, int64_t depth, int64_t cols);
+  // Panels packed elsewhere, in this layout, and owned by the caller for as long as the view is
+  // used (a Winograd convolution's transformed input, written straight into B panels).
+  static PackedOperand view(const float* panels, int64_t width, int64_t depth);
 
   const float* panel(int64_t p, int64_t k) const { return data() + (p * depth_ + k) * width_; }
   int64_t depth() const { return depth_; }
@@ -128,5 +131,10 @@ struct GemmProblem {
 
 // Solves every problem on the team; requires microkernel_supported().
 void sgemm(ThreadTeam& team, std::span<const GemmProblem> problems, const GemmBlocking& blocking);
+
+// Rows [row0, row0 + rows) of one problem (row0 a multiple of kMR when A is packed), every
+// column, on the calling thread alone: for a caller that has already spread its work over the
+// team (one worker's share of a Winograd convolution).
+void sgemm_rows(const GemmProblem& problem, int64_t row0, int64_t rows, const GemmBlocking& blocking);
 
 }  // namespace tilefuse::runtime

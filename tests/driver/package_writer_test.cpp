@@ -135,6 +135,31 @@ TEST(PackageWriter, ALoadedPackageComputesWhatTheExecutorDidBitForBit) {
   EXPECT_EQ(manifest.at("files").at("weights.bin").at("bytes").get<int64_t>() % 64, 0);
 }
 
+// A 3x3 convolution that Winograd's F(2x2, 3x3) computes on AVX-512 (its 16 transformed filters
+// are the packed weights) then a residual ReLU: the package maps the transformed filters and
+// computes the executor's bits.
+TEST(PackageWriter, TransformedConvolutionFiltersSurviveTheRoundTrip) {
+  TempDir dir;
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {Dim(1), Dim(16), Dim(14), Dim(14)});
+  Value* w = g.add_constant("w", random_tensor({24, 16, 3, 3}, 3));
+  Value* b = g.add_constant("b", random_tensor({24}, 4));
+  Value* c = g.add_node("Conv", "conv", {x, w, b}, {"c"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})->outputs[0];
+  Value* y = g.add_node("Relu", "relu", {c}, {"y"})->outputs[0];
+  g.set_outputs({y});
+  g.infer_shapes();
+  const std::map<std::string, Tensor> in = {{"x", random_tensor({1, 16, 14, 14}, 5)}};
+  ExecutorCounters counters;
+  Executor exe(g, options(1), counters);
+  const std::vector<Tensor> expected = exe.run(in);
+  expect_same({{"y", expected[0]}}, reference::run_graph(g, in), g, 1e-4);
+  const std::string path = dir.file("conv.tfx");
+  exe.save_package(path);
+  const Executable loaded = Executable::load(path);
+  expect_same(loaded.run(in), expected, g, 0);
+  EXPECT_GT(loaded.counters().at("packed_weight_bytes"), 0);
+}
+
 TEST(PackageWriter, SymbolicDimsRunAtEverySizeOnTheGenericKernels) {
   TempDir dir;
   const Graph g = model(Dim::symbol("N"));

@@ -5,75 +5,26 @@
 // GEMM engine's tiles, depthwise, pointwise, OpenBLAS where there is no AVX2).
 #include <gtest/gtest.h>
 
-#include "ir/tensor_compare.h"
-#include "reference/interpreter.h"
 #include "runtime/conv_gemm.h"
 #include "runtime/conv_maps_in_lanes.h"
 #include "runtime/cpu_isa.h"
-#include "runtime/library_call.h"
+#include "runtime/conv_case.h"
 
 namespace tilefuse::runtime {
 namespace {
 
-struct ConvCase {
-  std::string name;
-  std::vector<int64_t> x, w;
-  AttributeMap attrs;
-  bool bias = true;
-  bool constant_weight = true;
-  bool residual = false;         // a FusedConv with input Z
-  std::string activation = "";  // a FusedConv with this activation (and its params in attrs)
-};
-
-Tensor filled(std::vector<int64_t> shape, int salt) {
-  Tensor t(DType::f32, std::move(shape));
-  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, ((i * 31 + salt * 7) % 53) / 13.0 - 2.0);
-  return t;
-}
+using namespace conv_test;
 
 class ConvGemm : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(ConvGemm, MatchesReference) {
   const ConvCase& c = GetParam();
   Graph g;
-  Value* w = c.constant_weight ? g.add_constant("w", filled(c.w, 1)) : g.add_input("w", DType::f32, shape_of(c.w));
-  std::vector<Value*> inputs = {g.add_input("x", DType::f32, shape_of(c.x)), w};
-  inputs.push_back(c.bias ? g.add_constant("b", filled({c.w[0]}, 2)) : nullptr);
-  const bool fused = c.residual || !c.activation.empty();
-  AttributeMap attrs = c.attrs;
-  if (!c.activation.empty()) attrs["activation"] = c.activation;
-  std::vector<int64_t> out_shape;
-  if (c.residual) {
-    Graph probe;  // the output's shape, for the residual's
-    Node* plain = probe.add_node("Conv", "conv", {probe.add_input("x", DType::f32, shape_of(c.x)),
-                                                  probe.add_input("w", DType::f32, shape_of(c.w))}, {"y"}, c.attrs);
-    probe.infer_shapes();
-    for (const Dim& d : plain->outputs[0]->shape) out_shape.push_back(d.value());
-    inputs.push_back(g.add_input("z", DType::f32, shape_of(out_shape)));
-  }
-  while (inputs.back() == nullptr) inputs.pop_back();
-  Node* conv = g.add_node(fused ? "FusedConv" : "Conv", "conv", inputs, {"y"}, attrs);
-  g.infer_shapes();
+  std::vector<Tensor> inputs;
+  Node* conv = build_conv(g, c, inputs);
   ASSERT_TRUE(conv_gemm_supports(*conv));
-  std::vector<Tensor> ins = {filled(c.x, 3), filled(c.w, 1), c.bias ? *inputs[2]->constant : Tensor()};
-  if (c.residual) ins.push_back(filled(out_shape, 4));
-  Tensor expected = reference::evaluate_node(*conv, ins).at(0);
-  std::vector<Tensor> outs = {Tensor(DType::f32, expected.shape())};
-  const Tensor& out = outs[0];
-  std::unique_ptr<LibraryCall> call = prepare_library_call(*conv, default_blocking(48 << 10, 2 << 20));
-  for (int workers : {1, 2}) {
-    ThreadTeam team(workers);
-    for (int run = 0; run < 2; ++run) {  // the second run reuses the unfolded buffer
-      call->run(team, ins, outs);
-      // The engines sum a depth in other orders than the reference (OpenBLAS's blocked loops,
-      // where there is no AVX-512): up to 360 products of values near 2 differ by ~2e-5.
-      CompareResult r = compare_tensors(out, expected, {1e-4, 1e-4});
-      EXPECT_TRUE(r.ok) << c.name << " run " << run << " on " << workers << " workers: " << r.message;
-    }
-  }
+  expect_matches_reference(c, *conv, inputs, {1, 2});
 }
-
-using Ints = std::vector<int64_t>;
 
 INSTANTIATE_TEST_SUITE_P(
     Geometry, ConvGemm,
