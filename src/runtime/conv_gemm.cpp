@@ -9,6 +9,7 @@
 #include "ir/shape.h"
 #include "runtime/blas_on_team.h"
 #include "runtime/conv_maps_in_lanes.h"
+#include "runtime/conv_transposed_gemm.h"
 #include "runtime/conv_unfold.h"
 #include "runtime/conv_winograd.h"
 #include "runtime/depthwise_conv.h"
@@ -58,6 +59,8 @@ class ConvCall : public LibraryCall {
     const bool direct = w->constant.has_value() && groups == w->constant->shape()[0] && w->constant->shape()[1] == 1;
     if (winograd_suits(node)) {
       winograd_.emplace(*w->constant);
+    } else if (transposed_gemm_suits(node)) {
+      transposed_.emplace(*w->constant);
     } else if (own_gemm_engine() && w->constant.has_value() && !direct) {
       packed_ = pack_weights(*w->constant, groups);
     }
@@ -86,6 +89,9 @@ class ConvCall : public LibraryCall {
       return;
     }
     if (winograd_) return winograd_->run(team, s, x.data<float>(), bias, residual, activation_, out.data<float>(), blocking_);
+    if (transposed_) {
+      return transposed_->run(team, s, x.data<float>(), bias, residual, activation_, out.data<float>(), blocking_);
+    }
     if (conv_maps_in_lanes_suits(s)) {
       team.run(s.batch * s.out_h, [&](int, int64_t first, int64_t end) {
         conv_maps_in_lanes(s, x.data<float>(), w.data<float>(), bias, residual, activation_, out.data<float>(), first,
@@ -122,10 +128,8 @@ class ConvCall : public LibraryCall {
     sgemm(team, problems_, blocking_);
   }
 
-  size_t packed_bytes() const override { return total_bytes(winograd_ ? winograd_->packed() : packed_); }
-  std::vector<const PackedOperand*> packed_operands() const override {
-    return operands_of(winograd_ ? winograd_->packed() : packed_);
-  }
+  size_t packed_bytes() const override { return total_bytes(packed()); }
+  std::vector<const PackedOperand*> packed_operands() const override { return operands_of(packed()); }
 
   // Only a convolution of known shapes that runs as a GEMM: depthwise convolutions and stems
   // (maps in lanes) do not use the blocking.
@@ -135,7 +139,7 @@ class ConvCall : public LibraryCall {
       if (!is_static(v->shape)) return false;
       shapes.push_back(static_dims(v->shape));
     }
-    return own_gemm_engine() && !direct_ && !winograd_ && !conv_maps_in_lanes_suits(conv_shape(node_, shapes[0], shapes[1], shapes[2]));
+    return own_gemm_engine() && !direct_ && !winograd_ && !transposed_ && !conv_maps_in_lanes_suits(conv_shape(node_, shapes[0], shapes[1], shapes[2]));
   }
   void set_blocking(const GemmBlocking& blocking) override { blocking_ = blocking; }
   GemmBlocking blocking() const override { return blocking_; }
@@ -172,6 +176,11 @@ class ConvCall : public LibraryCall {
     });
   }
 
+  // The weights as packed for the way this convolution is computed.
+  const std::vector<PackedOperand>& packed() const {
+    return winograd_ ? winograd_->packed() : transposed_ ? transposed_->packed() : packed_;
+  }
+
   // True for a FusedConv with a residual or an activation to apply.
   bool has_epilogue(const float* residual) const { return residual != nullptr || !activation_.identity(); }
 
@@ -196,6 +205,7 @@ class ConvCall : public LibraryCall {
   FusedActivation activation_;  // FusedConv's; the identity for a Conv
   bool direct_ = false;          // a depthwise convolution, computed without the GEMM engine
   std::optional<WinogradConv> winograd_;  // a 3x3 stride-1 convolution computed by Winograd's F(2x2, 3x3)
+  std::optional<TransposedConvGemm> transposed_;  // few output positions: they are the GEMM's rows
   std::vector<PackedOperand> packed_;
   std::vector<float> cols_;            // the OpenBLAS path's unfolded input, reused across runs
   std::vector<PackB> packers_;         // per image and group

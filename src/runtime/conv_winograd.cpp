@@ -25,7 +25,7 @@ namespace tilefuse::runtime {
 namespace {
 
 constexpr int kPoints = 16;       // transformed values per tile (4 x 4)
-constexpr int64_t kBlock = 64;    // tiles per block: two B panels of kNR
+constexpr int64_t kBlock = 32;    // tiles per block: one B panel of kNR (64 measured slower)
 constexpr int kSegment = 16;      // tiles of one tile row transformed together, one per lane
 constexpr int64_t kMinTiles = 32;  // per run, for the transformed filters to pay for their bytes
 
