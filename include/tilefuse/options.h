@@ -14,7 +14,8 @@ enum class Mode {
 
 // How a model is compiled and run. Unset fields come from the TILEFUSE_* environment variables
 // (TILEFUSE_NUM_THREADS, TILEFUSE_COMPILE_THREADS, TILEFUSE_AUTOTUNE_TOPN, TILEFUSE_CACHE_DIR,
-// TILEFUSE_DEBUG_DIR, TILEFUSE_CPP_WRAPPER, TILEFUSE_SUPERKERNEL), else from the machine.
+// TILEFUSE_DEBUG_DIR, TILEFUSE_CPP_WRAPPER, TILEFUSE_SUPERKERNEL, TILEFUSE_PRECISION), else from
+// the machine.
 struct Options {
   Mode mode = Mode::fused;
   std::optional<int> threads;          // worker threads (the device limit); default: every core
@@ -31,6 +32,11 @@ struct Options {
   // TILEFUSE_SUPERKERNEL (auto, on or off), else auto: both are measured on the first run of
   // each input shape and the faster is kept (recorded in the cache). Results are the same.
   std::optional<bool> superkernel;
+  // What matrix products (MatMul, Gemm) multiply in: "f32" (exact to the model), or "bf16":
+  // operands rounded to bf16 and summed in f32, twice as fast on CPUs with avx512_bf16 (elsewhere
+  // f32, with a warning), within the bound the README states. Inputs, outputs and every other op
+  // stay f32. Default: TILEFUSE_PRECISION, else "f32".
+  std::string precision;
 };
 
 }  // namespace tilefuse

@@ -59,7 +59,7 @@ class Session {
 
   static Session compile(const Model& model, const std::string& mode, std::optional<int> threads,
                          std::optional<int> topn, const std::string& cache_dir, std::optional<bool> cpp_wrapper,
-                         std::optional<bool> superkernel) {
+                         std::optional<bool> superkernel, const std::string& precision) {
     Options options;
     options.mode = mode_named(mode);
     options.threads = threads;
@@ -67,6 +67,7 @@ class Session {
     options.cache_dir = cache_dir;
     options.cpp_wrapper = cpp_wrapper;
     options.superkernel = superkernel;
+    options.precision = precision;
     py::gil_scoped_release release;  // compiling takes seconds; other Python threads go on
     return Session(tilefuse::compile(model, options));
   }
@@ -175,7 +176,8 @@ PYBIND11_MODULE(_native, m) {
   py::class_<Session>(m, "Session", "A compiled or loaded model.")
       .def_static("compile", &Session::compile, py::arg("model"), py::arg("mode") = "fused",
                   py::arg("threads") = std::nullopt, py::arg("topn") = std::nullopt, py::arg("cache_dir") = "",
-                  py::arg("cpp_wrapper") = std::nullopt, py::arg("superkernel") = std::nullopt)
+                  py::arg("cpp_wrapper") = std::nullopt, py::arg("superkernel") = std::nullopt,
+                  py::arg("precision") = "")
       .def_static("load", &Session::load, py::arg("path"), py::arg("threads") = std::nullopt)
       .def("inputs", &Session::inputs)
       .def("outputs", &Session::outputs)

@@ -30,6 +30,7 @@ class Session:
         cache_dir: str = "",
         cpp_wrapper: Optional[bool] = None,
         superkernel: Optional[bool] = None,
+        precision: str = "",
     ) -> "Session": ...
     @staticmethod
     def load(path: str, threads: Optional[int] = None) -> "Session": ...

@@ -28,7 +28,7 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 }
 
 // What a cached package depends on: the graph with every constant's bytes (hashed, not printed),
-// the mode, the device limit, TopN, the compiler and the code generator.
+// the mode, the device limit, TopN, the products' precision, the compiler and the code generator.
 std::string package_key(const Graph& graph, Mode mode, const driver::ExecutorOptions& options) {
   std::string data_hashes;
   PrintOptions print;
@@ -38,9 +38,10 @@ std::string package_key(const Graph& graph, Mode mode, const driver::ExecutorOpt
   };
   const std::string text = print_graph(graph, print);
   const std::string identity =
-      fmt::format("{}\n{}\nmode {} threads {} topn {}\n{}\n{}\ncodegen {}", text, data_hashes, mode_name(mode),
-                  options.device.threads, options.autotune_topn, build::Toolchain::from_environment().identity,
-                  kVersion, codegen::kCodegenVersion);
+      fmt::format("{}\n{}\nmode {} threads {} topn {} precision {}\n{}\n{}\ncodegen {}", text, data_hashes,
+                  mode_name(mode), options.device.threads, options.autotune_topn,
+                  runtime::precision_name(runtime::effective_precision(options.precision)),
+                  build::Toolchain::from_environment().identity, kVersion, codegen::kCodegenVersion);
   return build::sha256_hex(identity).substr(0, 16);
 }
 
@@ -117,6 +118,7 @@ RunResult run_with_cpp_wrapper(const Graph& graph, const runtime::BoundInputs& i
   result.compile_ms = ms_since(start) - result.elapsed_ms;
   if (package.build_ms > 0) result.compile_phases_ms["package_build"] = package.build_ms;
   result.counters["package_built"] = package.build_ms > 0;
+  result.precision = runtime::precision_name(runtime::effective_precision(options.precision));
   for (const char* name : {"compiles", "cache_hits", "candidates_measured", "kernels_tuned"}) {
     if (package.built.counters.count(name)) result.counters[name] = package.built.counters.at(name);
   }

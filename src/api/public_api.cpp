@@ -29,6 +29,8 @@ api::ExecutionOptions execution_options(const Options& options) {
   out.superkernel = !options.superkernel       ? runtime::superkernel_mode_from_environment()
                     : *options.superkernel     ? runtime::SuperKernelMode::on
                                                : runtime::SuperKernelMode::off;
+  out.precision = options.precision.empty() ? runtime::precision_from_environment()
+                                            : runtime::parse_precision(options.precision, "Options::precision");
   return out;
 }
 

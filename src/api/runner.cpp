@@ -82,6 +82,7 @@ driver::ExecutorOptions executor_options(Mode mode, const ExecutionOptions& opti
   out.debug_dir = options.debug_dir;
   out.profile = options.profile;
   out.superkernel = options.superkernel;
+  out.precision = options.precision;
   if (const char* env = std::getenv("TILEFUSE_DEBUG_DIR"); out.debug_dir.empty() && env != nullptr) out.debug_dir = env;
   runtime::vector_isa();  // a bad TILEFUSE_MAX_CPU_ISA fails here, before any work, not at a first GEMM
   return out;
@@ -106,6 +107,7 @@ std::vector<Tensor> run_compiled(const Graph& graph, const runtime::BoundInputs&
   result.counters = counter_values(counters);
   result.counters["launches"] = executor.launches();
   result.superkernel = executor.superkernel_report();
+  result.precision = runtime::precision_name(runtime::effective_precision(options.precision));
   return tensors;
 }
 

@@ -44,6 +44,7 @@ struct ExecutionOptions {
   // cache on the first run, instead of the executor; the results are the same.
   bool cpp_wrapper = false;
   runtime::SuperKernelMode superkernel = runtime::SuperKernelMode::automatic;
+  runtime::Precision precision = runtime::Precision::f32;  // of MatMul and Gemm (runtime/precision.h)
 };
 
 struct RunResult {
@@ -55,6 +56,8 @@ struct RunResult {
   std::map<std::string, int64_t> counters;
   // The SuperKernel's choice and schedule (runs of the executor; a package's runs leave it empty).
   std::optional<runtime::SuperKernelReport> superkernel;
+  // What MatMul and Gemm multiplied in: "f32", or "bf16" where it was asked for and the CPU has it.
+  std::string precision = "f32";
 };
 
 // Every output is checked against the type the graph declares for it (with the input symbols

@@ -127,7 +127,7 @@ struct Executor::Impl : runtime::KernelProvider {
         continue;
       }
       if (!runtime::library_call_supports(*step.node)) continue;
-      library_calls[i] = runtime::prepare_library_call(*step.node, blocking);
+      library_calls[i] = runtime::prepare_library_call(*step.node, blocking, options.precision);
       counters.packed_weight_bytes += library_calls[i]->packed_bytes();
       tune_library_call(*library_calls[i], *step.node, blocking, caches);
     }
@@ -219,7 +219,7 @@ struct Executor::Impl : runtime::KernelProvider {
       (then_side ? then_branch : else_branch)->executor.save_package(branch_path);
     };
     write_package({graph, plan, kernels, library_calls, default_blocking, toolchain, team.size(), options.fuse,
-                   options.compile_threads, save_branch},
+                   options.compile_threads, save_branch, runtime::effective_precision(options.precision)},
                   path);
   }
 

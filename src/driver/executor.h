@@ -17,6 +17,7 @@
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "runtime/device_limit.h"
+#include "runtime/precision.h"
 #include "driver/kernel_builder.h"
 #include "runtime/step_profile.h"
 #include "runtime/step_runner.h"
@@ -40,6 +41,8 @@ struct ExecutorOptions {
   // a shape's first tuned run (recorded in the cache: driver/superkernel_record.h).
   runtime::SuperKernelMode superkernel = runtime::SuperKernelMode::automatic;
   double superkernel_floor_ns = runtime::kDefaultParallelFloorNs;  // with `on` (runtime::RunOptions)
+  // What MatMul and Gemm multiply in (runtime/precision.h); a package records it.
+  runtime::Precision precision = runtime::Precision::f32;
 };
 
 struct ExecutorCounters : runtime::RunCounters {  // runs, prepared_shapes, evicted_shapes

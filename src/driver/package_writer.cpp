@@ -287,6 +287,7 @@ json manifest(const PackageContents& c, const std::vector<PackagedKernel>& kerne
           {"gemm_blocking", blocking_json(c.default_blocking)},
           // The micro-kernel whose panel layout the packed weights have (runtime/sgemm.h).
           {"packed_weights_isa", runtime::own_gemm_engine() ? runtime::isa_name(runtime::vector_isa()) : "none"},
+          {"precision", runtime::precision_name(c.precision)},
           {"inputs", value_specs(c.graph.inputs())},
           {"outputs", value_specs(c.graph.outputs())},
           {"steps", steps},

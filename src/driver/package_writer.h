@@ -31,6 +31,7 @@ struct PackageContents {
   // Writes the package of step `step`'s If branch (then or else) to `path`: branches that
   // run as sub-models (runtime/branch_call.h) become packages inside this one.
   std::function<void(size_t step, bool then_branch, const std::string& path)> save_branch;
+  runtime::Precision precision = runtime::Precision::f32;  // of the products (the packed weights' form)
 };
 
 // Writes the package to the directory `path`, replacing a package already there (never any

@@ -36,9 +36,9 @@ bool library_call_supports(const Node& node) {
   return broadcast_call_supports(node);
 }
 
-std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBlocking& blocking) {
+std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBlocking& blocking, Precision precision) {
   if (node.op == "Conv" || node.op == "FusedConv") return prepare_conv_call(node, blocking);
-  if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return prepare_matmul_call(node, blocking);
+  if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return prepare_matmul_call(node, blocking, precision);
   if (node.op == "MaxPool") return prepare_pool_call(node);
   if (node.op == "Split" || node.op == "Concat") return prepare_axis_parts_call(node);
   if (node.op == "Tile" || node.op == "Pad") return prepare_axis_map_call(node);

@@ -17,6 +17,7 @@
 #include "fusion/fusion_plan.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
+#include "runtime/precision.h"
 #include "runtime/sgemm.h"
 #include "runtime/thread_team.h"
 
@@ -53,8 +54,10 @@ bool library_call_supports(const Node& node);
 // the steps the executor and a model package prepare library calls for, by the same rule.
 bool runs_on_its_node(const fusion::PlanStep& step, bool shape_only);
 
-// Prepares `node` (library_call_supports must be true).
-std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBlocking& blocking);
+// Prepares `node` (library_call_supports must be true); MatMul and Gemm multiply in `precision`
+// (runtime/precision.h).
+std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBlocking& blocking,
+                                                  Precision precision = Precision::f32);
 
 // True when the calls run on tilefuse's own sgemm, false when they fall back to OpenBLAS.
 bool own_gemm_engine();

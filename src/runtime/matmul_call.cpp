@@ -14,6 +14,12 @@ namespace tilefuse::runtime {
 
 namespace {
 
+// A constant B, packed once: in bf16 pairs where products run in bf16 (runtime/precision.h).
+PackedOperand pack_weight(const MatrixView& view, int64_t k, int64_t n, Precision precision) {
+  if (effective_precision(precision) == Precision::bf16) return PackedOperand::pack_b_bf16(view, k, n);
+  return PackedOperand::pack_b(view, k, n);
+}
+
 // An operand as the product sees it: its shape and element strides after FusedMatMul's perm (a
 // transposed operand is the same memory read through permuted strides).
 struct Operand {
@@ -91,7 +97,7 @@ struct MatMulShape {
 
 class MatMulCall : public LibraryCall {
  public:
-  MatMulCall(const Node& node, const GemmBlocking& blocking)
+  MatMulCall(const Node& node, const GemmBlocking& blocking, Precision precision)
       : node_(node), blocking_(blocking), activation_(fused_activation(node)) {
     const Value* b = node.input(1);
     if (!own_gemm_engine() || !b->constant.has_value() || node.has_attr("perm_b")) return;
@@ -101,7 +107,7 @@ class MatMulCall : public LibraryCall {
     const int64_t count = bs.size() <= 2 ? 1 : product(std::vector<int64_t>(bs.begin(), bs.end() - 2));
     for (int64_t i = 0; i < count; ++i) {
       const MatrixView view{b->constant->data<float>() + i * k * n, n, 1};
-      packed_.push_back(PackedOperand::pack_b(view, k, n));
+      packed_.push_back(pack_weight(view, k, n, precision));
     }
   }
 
@@ -132,7 +138,8 @@ class MatMulCall : public LibraryCall {
 
   size_t packed_bytes() const override { return total_bytes(packed_); }
   std::vector<const PackedOperand*> packed_operands() const override { return operands_of(packed_); }
-  bool tunes_blocking() const override { return own_gemm_engine(); }
+  // Blockings are tuned in f32 (their records do not say the precision).
+  bool tunes_blocking() const override { return own_gemm_engine() && (packed_.empty() || !packed_[0].bf16()); }
   void set_blocking(const GemmBlocking& blocking) override { blocking_ = blocking; }
   GemmBlocking blocking() const override { return blocking_; }
 
@@ -205,7 +212,7 @@ class MatMulCall : public LibraryCall {
 
 class GemmCall : public LibraryCall {
  public:
-  GemmCall(const Node& node, const GemmBlocking& blocking)
+  GemmCall(const Node& node, const GemmBlocking& blocking, Precision precision)
       : blocking_(blocking),
         trans_a_(node.attr_int("transA", 0) != 0),
         trans_b_(node.attr_int("transB", 0) != 0),
@@ -215,7 +222,7 @@ class GemmCall : public LibraryCall {
     if (!own_gemm_engine() || !b->constant.has_value()) return;
     const std::vector<int64_t>& bs = b->constant->shape();
     const int64_t k = trans_b_ ? bs[1] : bs[0], n = trans_b_ ? bs[0] : bs[1];
-    packed_ = std::make_unique<PackedOperand>(PackedOperand::pack_b(b_view(b->constant->data<float>(), bs), k, n));
+    packed_ = std::make_unique<PackedOperand>(pack_weight(b_view(b->constant->data<float>(), bs), k, n, precision));
   }
 
   void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
@@ -237,7 +244,7 @@ class GemmCall : public LibraryCall {
   std::vector<const PackedOperand*> packed_operands() const override {
     return packed_ ? std::vector<const PackedOperand*>{packed_.get()} : std::vector<const PackedOperand*>{};
   }
-  bool tunes_blocking() const override { return own_gemm_engine(); }
+  bool tunes_blocking() const override { return own_gemm_engine() && (!packed_ || !packed_->bf16()); }
   void set_blocking(const GemmBlocking& blocking) override { blocking_ = blocking; }
   GemmBlocking blocking() const override { return blocking_; }
 
@@ -294,9 +301,9 @@ bool matmul_call_supports(const Node& node) {
   return node.outputs[0]->dtype == DType::f32;
 }
 
-std::unique_ptr<LibraryCall> prepare_matmul_call(const Node& node, const GemmBlocking& blocking) {
-  if (node.op == "Gemm") return std::make_unique<GemmCall>(node, blocking);
-  return std::make_unique<MatMulCall>(node, blocking);  // MatMul and FusedMatMul
+std::unique_ptr<LibraryCall> prepare_matmul_call(const Node& node, const GemmBlocking& blocking, Precision precision) {
+  if (node.op == "Gemm") return std::make_unique<GemmCall>(node, blocking, precision);
+  return std::make_unique<MatMulCall>(node, blocking, precision);  // MatMul and FusedMatMul
 }
 
 }  // namespace tilefuse::runtime

@@ -12,6 +12,7 @@ namespace tilefuse::runtime {
 
 bool matmul_call_supports(const Node& node);
 
-std::unique_ptr<LibraryCall> prepare_matmul_call(const Node& node, const GemmBlocking& blocking);
+std::unique_ptr<LibraryCall> prepare_matmul_call(const Node& node, const GemmBlocking& blocking,
+                                                 Precision precision = Precision::f32);
 
 }  // namespace tilefuse::runtime

@@ -311,7 +311,10 @@ struct PackagedModel : Executable::Impl, KernelProvider {
     calls.resize(plan.steps.size());
     const GemmBlocking fallback = blocking_from(manifest.at("gemm_blocking"));
     const std::string packed_for = manifest.value("packed_weights_isa", "none");
-    const bool use_packed = own_gemm_engine() && packed_for == isa_name(vector_isa());
+    // bf16 weights are packed in pairs: a CPU that multiplies in f32 instead packs them again.
+    const Precision precision = parse_precision(manifest.value("precision", "f32"), "the package's precision");
+    const bool use_packed =
+        own_gemm_engine() && packed_for == isa_name(vector_isa()) && effective_precision(precision) == precision;
     if (!use_packed && packed_for != "none") {
       logger().info("package {}: its weights were packed for the {} GEMM kernel, this process runs {}: packing again",
                    dir.string(), packed_for, own_gemm_engine() ? isa_name(vector_isa()) : "OpenBLAS");
@@ -330,7 +333,8 @@ struct PackagedModel : Executable::Impl, KernelProvider {
       std::optional<PrepackedOperands> prepacked;
       if (use_packed && s.contains("packed_weights")) prepacked.emplace(packed_regions(s.at("packed_weights")), weights.region);
       try {
-        calls[i] = prepare_library_call(*step.node, s.contains("blocking") ? blocking_from(s.at("blocking")) : fallback);
+        calls[i] = prepare_library_call(*step.node, s.contains("blocking") ? blocking_from(s.at("blocking")) : fallback,
+                                        precision);
       } catch (const UserError& e) {
         fail_package(dir / package::kWeights, "step {} ({}): {}", i, step.node->name, e.what());
       }

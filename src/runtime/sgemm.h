@@ -48,12 +48,18 @@ class PackedOperand {
  public:
   static PackedOperand pack_a(const MatrixView& a, int64_t rows, int64_t depth);
   static PackedOperand pack_b(const MatrixView& b, int64_t depth, int64_t cols);
+  // B in bf16 pairs (bf16_pairs.h): a problem with such a B multiplies in bf16, its A rounded to
+  // bf16 as it is packed, and accumulates in f32. Only where bf16_supported().
+  static PackedOperand pack_b_bf16(const MatrixView& b, int64_t depth, int64_t cols);
   // Panels packed elsewhere, in this layout, and owned by the caller for as long as the view is
   // used (a Winograd convolution's transformed input, written straight into B panels).
   static PackedOperand view(const float* panels, int64_t width, int64_t depth);
 
-  const float* panel(int64_t p, int64_t k) const { return data() + (p * depth_ + k) * width_; }
+  // k is even for bf16 pairs.
+  const float* panel(int64_t p, int64_t k) const { return data() + (p * steps() + (bf16_ ? k / 2 : k)) * width_; }
   int64_t depth() const { return depth_; }
+  bool bf16() const { return bf16_; }
+  int64_t panel_stride() const { return steps() * width_; }  // floats (words) from one panel to the next
   size_t bytes() const { return bytes_; }  // of the packed panels, padding included
   const float* data() const { return external_ ? external_ : reinterpret_cast<const float*>(storage_.data()); }
 
@@ -64,8 +70,10 @@ class PackedOperand {
   Arena storage_;
   const float* external_ = nullptr;            // packed elsewhere (PrepackedOperands) ...
   std::shared_ptr<const void> external_owner_;  // ... and kept alive by this
+  int64_t steps() const { return bf16_ ? (depth_ + 1) / 2 : depth_; }
   int64_t depth_ = 0;
   int64_t width_ = 0;
+  bool bf16_ = false;
   size_t bytes_ = 0;
 };
 

@@ -7,10 +7,13 @@
 
 #include <algorithm>
 
+#include "runtime/bf16_pairs.h"
+
 #include "runtime/lane_masks.h"
 #include "runtime/transpose_avx512.h"
 
 #define TF_AVX512 __attribute__((target("avx512f,avx512vl,fma")))
+#define TF_AVX512_BF16 __attribute__((target("avx512f,avx512vl,avx512bw,fma,avx512bf16")))
 
 // transpose16's shuffles, inlined into the packing below, pass GCC 12's "undefined" vector as
 // their unused merge source, which -Wuninitialized reports; nothing here is read uninitialised.
@@ -20,6 +23,41 @@
 namespace tilefuse::runtime::avx512 {
 
 namespace {
+
+// The micro-kernel for tiles of at most R rows and V * 16 columns: the panels still hold kMR
+// rows and kNR columns per depth step, but only the first R rows and V vectors are multiplied,
+// so a tile of 4 rows (the last of 64 output channels) costs a third of a full one, and one of
+// at most 16 columns (the last of a 14 x 14 image's 196 positions) half, instead of as much.
+// Stores the R x V accumulators of a tile as `store` says (the first `rows` rows and `cols`
+// columns): alpha, biases, C when accumulating, then on the last depth block the residual and
+// the activation.
+template <int R, int V>
+TF_AVX512 inline __attribute__((always_inline)) void store_tile(const __m512 (&acc)[V][R], float* c, int64_t ldc,
+                                                                 int rows, int cols, const TileStore& store) {
+  __mmask16 mask[V];
+  __m512 col_bias[V];
+#pragma GCC unroll 2
+  for (int v = 0; v < V; ++v) {
+    mask[v] = lanes(cols - 16 * v);
+    col_bias[v] = store.col_bias != nullptr ? _mm512_maskz_loadu_ps(mask[v], store.col_bias + 16 * v) : _mm512_setzero_ps();
+  }
+  const __m512 alpha = _mm512_set1_ps(store.alpha);
+  const Avx512Activation act(store.activation != nullptr ? *store.activation : FusedActivation{});
+#pragma GCC unroll 12
+  for (int r = 0; r < R; ++r) {
+    if (r >= rows) break;
+    float* row = c + r * ldc;
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) {
+      __m512 x = _mm512_fmadd_ps(acc[v][r], alpha, col_bias[v]);
+      if (store.row_bias != nullptr) x = _mm512_add_ps(x, _mm512_set1_ps(store.row_bias[r]));
+      if (store.accumulate) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], row + 16 * v));
+      if (store.residual != nullptr) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], store.residual + r * ldc + 16 * v));
+      if (store.activation != nullptr) x = act(x);
+      _mm512_mask_storeu_ps(row + 16 * v, mask[v], x);
+    }
+  }
+}
 
 // The micro-kernel for tiles of at most R rows and V * 16 columns: the panels still hold kMR
 // rows and kNR columns per depth step, but only the first R rows and V vectors are multiplied,
@@ -54,29 +92,40 @@ TF_AVX512 void microkernel_tile(int64_t kc, const float* a, const float* b, floa
     a += kMR;
     b += kNR;
   }
-  __mmask16 mask[V];
-  __m512 col_bias[V];
-#pragma GCC unroll 2
-  for (int v = 0; v < V; ++v) {
-    mask[v] = lanes(cols - 16 * v);
-    col_bias[v] = store.col_bias != nullptr ? _mm512_maskz_loadu_ps(mask[v], store.col_bias + 16 * v) : _mm512_setzero_ps();
-  }
-  const __m512 alpha = _mm512_set1_ps(store.alpha);
-  const Avx512Activation act(store.activation != nullptr ? *store.activation : FusedActivation{});
+  store_tile<R, V>(acc, c, ldc, rows, cols, store);
+}
+
+// The same tile from panels of bf16 pairs (sgemm_microkernel.h): one dot instruction per pair of
+// depth steps multiplies two bf16 products into each f32 lane, twice an FMA's work.
+template <int R, int V>
+TF_AVX512_BF16 void microkernel_tile_bf16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows,
+                                          int cols, const TileStore& store, Prefetch prefetch) {
+  __m512 acc[V][R];
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
-    if (r >= rows) break;
-    float* row = c + r * ldc;
 #pragma GCC unroll 2
-    for (int v = 0; v < V; ++v) {
-      __m512 x = _mm512_fmadd_ps(acc[v][r], alpha, col_bias[v]);
-      if (store.row_bias != nullptr) x = _mm512_add_ps(x, _mm512_set1_ps(store.row_bias[r]));
-      if (store.accumulate) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], row + 16 * v));
-      if (store.residual != nullptr) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], store.residual + r * ldc + 16 * v));
-      if (store.activation != nullptr) x = act(x);
-      _mm512_mask_storeu_ps(row + 16 * v, mask[v], x);
-    }
+    for (int v = 0; v < V; ++v) acc[v][r] = _mm512_setzero_ps();
   }
+  const int32_t* words = reinterpret_cast<const int32_t*>(a);
+  for (int64_t k = 0; k < (kc + 1) / 2; ++k) {
+    __m512bh bv[V];
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) bv[v] = reinterpret_cast<__m512bh>(_mm512_load_si512(b + 16 * v));
+    _mm_prefetch(reinterpret_cast<const char*>(words + kMR * 8), _MM_HINT_T0);
+    if (2 * k < prefetch.lines) {
+      _mm_prefetch(prefetch.from + 128 * k, _MM_HINT_T1);
+      _mm_prefetch(prefetch.from + 128 * k + 64, _MM_HINT_T1);
+    }
+#pragma GCC unroll 12
+    for (int r = 0; r < R; ++r) {
+      const __m512bh av = reinterpret_cast<__m512bh>(_mm512_set1_epi32(words[r]));
+#pragma GCC unroll 2
+      for (int v = 0; v < V; ++v) acc[v][r] = _mm512_dpbf16_ps(acc[v][r], av, bv[v]);
+    }
+    words += kMR;
+    b += kNR;
+  }
+  store_tile<R, V>(acc, c, ldc, rows, cols, store);
 }
 
 // The tile's rows rounded up to 4, 8 or 12, with V vectors of columns.
@@ -89,12 +138,61 @@ TF_AVX512 void microkernel_columns(int64_t kc, const float* a, const float* b, f
   microkernel_tile<4, V>(kc, a, b, c, ldc, rows, cols, store, prefetch);
 }
 
+// The tile's rows rounded up to 4, 8 or 12, with V vectors of columns, from bf16 pairs.
+template <int V>
+TF_AVX512_BF16 void microkernel_columns_bf16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows,
+                                             int cols, const TileStore& store, Prefetch prefetch) {
+  if (rows > 8) return microkernel_tile_bf16<12, V>(kc, a, b, c, ldc, rows, cols, store, prefetch);
+  if (rows > 4) return microkernel_tile_bf16<8, V>(kc, a, b, c, ldc, rows, cols, store, prefetch);
+  microkernel_tile_bf16<4, V>(kc, a, b, c, ldc, rows, cols, store, prefetch);
+}
+
 }  // namespace
 
 TF_AVX512 void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
                            const TileStore& store, Prefetch prefetch) {
   if (cols > 16) return microkernel_columns<2>(kc, a, b, c, ldc, rows, cols, store, prefetch);
   microkernel_columns<1>(kc, a, b, c, ldc, rows, cols, store, prefetch);
+}
+
+TF_AVX512_BF16 void microkernel_bf16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows,
+                                     int cols, const TileStore& store, Prefetch prefetch) {
+  if (cols > 16) return microkernel_columns_bf16<2>(kc, a, b, c, ldc, rows, cols, store, prefetch);
+  microkernel_columns_bf16<1>(kc, a, b, c, ldc, rows, cols, store, prefetch);
+}
+
+TF_AVX512_BF16 void pack_a_bf16(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst) {
+  const int64_t steps = (kc + 1) / 2;
+  for (int64_t p = 0; p < rows; p += kMR, dst += steps * kMR) {
+    const int n = static_cast<int>(std::min<int64_t>(kMR, rows - p));
+    if (a.col_stride != 1) {
+      pack_a_bf16_strided(a, row0 + p, n, k0, kc, dst);
+      continue;
+    }
+    // Row-major: 32 depth steps of the panel's rows at a time, rounded to 16 pairs per row and
+    // transposed in registers, so that each step's kMR pairs are contiguous.
+    for (int64_t k = 0; k < kc; k += 32) {
+      const int depth = static_cast<int>(std::min<int64_t>(32, kc - k));
+      __m512 v[16];
+#pragma GCC unroll 16
+      for (int r = 0; r < 16; ++r) {
+        if (r >= n) {
+          v[r] = _mm512_setzero_ps();
+          continue;
+        }
+        const float* src = a.at(row0 + p + r, k0 + k);
+        const __m512 lo = _mm512_maskz_loadu_ps(lanes(depth), src);
+        const __m512 hi = _mm512_maskz_loadu_ps(lanes(depth - 16), src + 16);
+        v[r] = (__m512)_mm512_cvtne2ps_pbh(hi, lo);
+      }
+      transpose16(v);
+      const int pairs = (depth + 1) / 2;
+#pragma GCC unroll 16
+      for (int e = 0; e < 16; ++e) {
+        if (e < pairs) _mm512_mask_storeu_ps(dst + (k / 2 + e) * kMR, lanes(kMR), v[e]);
+      }
+    }
+  }
 }
 
 TF_AVX512 void pack_a(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst) {

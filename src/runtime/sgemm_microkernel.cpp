@@ -21,6 +21,22 @@ void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t l
   fail_internal("sgemm micro-kernel called on a CPU without AVX2");
 }
 
+bool bf16_supported() {
+  static const bool supported = vector_isa() == VectorIsa::avx512 && __builtin_cpu_supports("avx512bf16");
+  return supported;
+}
+
+void microkernel_bf16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
+                      const TileStore& store, Prefetch prefetch) {
+  if (!bf16_supported()) fail_internal("bf16 micro-kernel called on a CPU without avx512_bf16");
+  avx512::microkernel_bf16(kc, a, b, c, ldc, rows, cols, store, prefetch);
+}
+
+void pack_a_bf16(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst) {
+  if (!bf16_supported()) fail_internal("bf16 packing called on a CPU without avx512_bf16");
+  avx512::pack_a_bf16(a, row0, rows, k0, kc, dst);
+}
+
 void pack_a(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst) {
   if (vector_isa() == VectorIsa::avx512) return avx512::pack_a(a, row0, rows, k0, kc, dst);
   avx2::pack_a(a, row0, rows, k0, kc, dst);

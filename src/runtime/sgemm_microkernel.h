@@ -53,6 +53,12 @@ struct Prefetch {
 void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
                  const TileStore& store, Prefetch prefetch = {});
 
+// bf16 products (bf16_pairs.h): the same tile from panels of bf16 pairs, kc depth steps
+// ((kc + 1) / 2 words per row or column), accumulated in f32. Only where bf16_supported().
+bool bf16_supported();  // AVX-512 in use (vector_isa()) and the CPU has avx512_bf16
+void microkernel_bf16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
+                      const TileStore& store, Prefetch prefetch = {});
+
 // A strided matrix: element (i, j) at data[i * row_stride + j * col_stride]. A transposed
 // operand is the same memory with the strides swapped.
 struct MatrixView {
@@ -71,6 +77,9 @@ void pack_a(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t
 // columns: panel p holds kc steps of kNR values, columns past `cols` are zero. `dst` is 64-byte
 // aligned with room for ceil(cols / kNR) * kc * kNR floats.
 void pack_b(const MatrixView& b, int64_t k0, int64_t kc, int64_t col0, int64_t cols, float* dst);
+
+// pack_a's panels in bf16 pairs: (kc + 1) / 2 steps of kMR words per panel.
+void pack_a_bf16(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst);
 
 // A matrix-vector product read straight from `count` consecutive packed micro-panels of `width`
 // (kMR: an A operand's, kNR: a B operand's) over `depth`, starting at `panels`:

@@ -160,6 +160,25 @@ TEST(PackageWriter, TransformedConvolutionFiltersSurviveTheRoundTrip) {
   EXPECT_GT(loaded.counters().at("packed_weight_bytes"), 0);
 }
 
+// A model compiled for bf16 products: the manifest says so, and the loaded package maps the
+// weights packed in bf16 pairs and computes the executor's bits.
+TEST(PackageWriter, Bf16ProductsSurviveTheRoundTrip) {
+  TempDir dir;
+  const Graph g = model(Dim(32));
+  ExecutorOptions o = options(1);
+  o.precision = runtime::Precision::bf16;
+  ExecutorCounters counters;
+  Executor exe(g, o, counters);
+  const std::vector<Tensor> expected = exe.run(inputs(32));
+  const std::string path = dir.file("bf16.tfx");
+  exe.save_package(path);
+  EXPECT_EQ(read_json(fs::path(path) / "manifest.json").at("precision"),
+            runtime::precision_name(runtime::effective_precision(runtime::Precision::bf16)));
+  const Executable loaded = Executable::load(path);
+  expect_same(loaded.run(inputs(32)), expected, g, 0);
+  expect_same(loaded.run(inputs(32)), reference::run_graph(g, inputs(32)), g, 2e-2);
+}
+
 TEST(PackageWriter, SymbolicDimsRunAtEverySizeOnTheGenericKernels) {
   TempDir dir;
   const Graph g = model(Dim::symbol("N"));

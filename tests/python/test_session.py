@@ -198,6 +198,15 @@ def test_superkernel_is_chosen_by_keyword_with_the_same_results():
     np.testing.assert_array_equal(runs[True], runs[False])
 
 
+def test_bf16_precision_is_chosen_by_keyword_within_its_bound():
+    inputs = read_arrays("mlp_block", "inputs")
+    f32 = session("mlp_block", precision="f32").run(None, inputs)[0]
+    bf16 = session("mlp_block", precision="bf16").run(None, inputs)[0]
+    assert np.abs(bf16 - f32).max() <= 2e-2 * np.abs(f32).max()  # the README's bound
+    with pytest.raises(tilefuse.UserError, match="must be f32 or bf16"):
+        session("mlp_block", precision="half")
+
+
 def test_onnx_runtime_module_shape():
     tilefuse.set_default_logger_severity(3)
     tilefuse.disable_telemetry_events()

@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
+#include "runtime/bf16_pairs.h"
 
 namespace tilefuse::runtime {
 namespace {
@@ -18,6 +21,9 @@ struct MatMulCase {
   bool constant_b = false;
 };
 
+// gtest names a failing case by this, not by its bytes.
+void PrintTo(const MatMulCase& c, std::ostream* os) { *os << c.name; }
+
 Tensor filled(std::vector<int64_t> shape, int salt) {
   Tensor t(DType::f32, std::move(shape));
   for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, ((i * 13 + salt * 5) % 23) / 9.0 - 1.2);
@@ -26,8 +32,9 @@ Tensor filled(std::vector<int64_t> shape, int salt) {
 
 class MatMulCallTest : public ::testing::TestWithParam<MatMulCase> {};
 
-TEST_P(MatMulCallTest, MatchesReference) {
-  const MatMulCase& c = GetParam();
+// Prepares the case's node in `precision` and compares its runs on 1 and 2 workers with the
+// reference kernel, given A and B as `round` leaves them.
+void check(const MatMulCase& c, Precision precision, const std::function<double(double)>& round) {
   Graph g;
   std::vector<Value*> inputs;
   std::vector<Tensor> ins;
@@ -40,8 +47,13 @@ TEST_P(MatMulCallTest, MatchesReference) {
   Node* node = g.add_node(c.op, "mm", inputs, {"y"}, c.attrs);
   g.infer_shapes();
   ASSERT_TRUE(matmul_call_supports(*node));
-  Tensor expected = reference::evaluate_node(*node, ins).at(0);
-  std::unique_ptr<LibraryCall> call = prepare_matmul_call(*node, default_blocking(48 << 10, 2 << 20));
+  std::vector<Tensor> seen = ins;
+  for (size_t i = 0; i < 2; ++i) {
+    seen[i] = ins[i].clone();
+    for (int64_t e = 0; e < seen[i].numel(); ++e) seen[i].set_f64(e, round(seen[i].get_f64(e)));
+  }
+  Tensor expected = reference::evaluate_node(*node, seen).at(0);
+  std::unique_ptr<LibraryCall> call = prepare_matmul_call(*node, default_blocking(48 << 10, 2 << 20), precision);
   EXPECT_EQ(call->packed_bytes() > 0, c.constant_b && own_gemm_engine() && !c.attrs.count("perm_b"));
   for (int workers : {1, 2}) {
     ThreadTeam team(workers);
@@ -50,6 +62,20 @@ TEST_P(MatMulCallTest, MatchesReference) {
     CompareResult r = compare_tensors(outs[0], expected, {1e-5, 1e-5});
     EXPECT_TRUE(r.ok) << c.name << " on " << workers << " workers: " << r.message;
   }
+}
+
+TEST_P(MatMulCallTest, MatchesReference) {
+  check(GetParam(), Precision::f32, [](double x) { return x; });
+}
+
+// In bf16 a constant B and the A it multiplies are rounded to bf16, and nothing else changes:
+// the reference on rounded operands is matched to f32 accuracy (the unrounded product is ~1e-3
+// away). A B that is not constant stays f32.
+TEST_P(MatMulCallTest, Bf16MultipliesRoundedOperands) {
+  if (!bf16_supported()) GTEST_SKIP() << "this CPU has no avx512_bf16 (or AVX-512 is not in use)";
+  const MatMulCase& c = GetParam();
+  const bool bf16 = c.constant_b && !c.attrs.count("perm_b");
+  check(c, Precision::bf16, [bf16](double x) { return bf16 ? bf16_value(bf16_bits(static_cast<float>(x))) : x; });
 }
 
 using Ints = std::vector<int64_t>;

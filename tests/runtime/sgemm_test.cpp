@@ -4,6 +4,8 @@
 // batches, and 1-3 workers.
 #include "runtime/sgemm.h"
 
+#include "runtime/bf16_pairs.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -41,12 +43,17 @@ struct Options {
   bool residual = false;
   const FusedActivation* activation = nullptr;
   int64_t spread = 1;  // of the operands' values in memory
+  bool bf16 = false;   // B packed in bf16 pairs: the product of bf16-rounded operands, in f32
 };
+
+// What the product sees of a value: itself, or its bf16 rounding.
+double seen(double x, bool bf16) { return bf16 ? bf16_value(bf16_bits(static_cast<float>(x))) : x; }
 
 void check(const Shape& s, const Options& o, int workers, const GemmBlocking& blocking) {
   SCOPED_TRACE(::testing::Message() << s.m << "x" << s.n << "x" << s.k << " ta=" << o.ta << " tb=" << o.tb
                                     << " pack_a=" << o.pack_a << " pack_b=" << o.pack_b << " acc=" << o.accumulate
-                                    << " batch=" << o.batch << " spread=" << o.spread << " workers=" << workers);
+                                    << " batch=" << o.batch << " spread=" << o.spread << " bf16=" << o.bf16
+                                    << " workers=" << workers);
   ThreadTeam team(workers);
   std::vector<Operand> as, bs;
   std::vector<PackedOperand> packed_a, packed_b;
@@ -67,6 +74,7 @@ void check(const Shape& s, const Options& o, int workers, const GemmBlocking& bl
     p.a.view = as[b].view, p.b.view = bs[b].view;
     if (o.pack_a) p.a.packed = &packed_a.emplace_back(PackedOperand::pack_a(as[b].view, s.m, s.k));
     if (o.pack_b) p.b.packed = &packed_b.emplace_back(PackedOperand::pack_b(bs[b].view, s.k, s.n));
+    if (o.bf16) p.b.packed = &packed_b.emplace_back(PackedOperand::pack_b_bf16(bs[b].view, s.k, s.n));
     p.c = c.data() + b * s.m * ldc, p.ldc = ldc;
     p.accumulate = o.accumulate, p.alpha = o.alpha;
     if (o.row_bias) p.row_bias = row_bias.data();
@@ -85,7 +93,7 @@ void check(const Shape& s, const Options& o, int workers, const GemmBlocking& bl
           continue;
         }
         double want = 0;
-        for (int64_t q = 0; q < s.k; ++q) want += as[b].at(i, q) * bs[b].at(q, j);
+        for (int64_t q = 0; q < s.k; ++q) want += seen(as[b].at(i, q), o.bf16) * seen(bs[b].at(q, j), o.bf16);
         want *= o.alpha;
         if (o.accumulate) want += c0[at];
         if (o.row_bias) want += row_bias[i];
@@ -210,6 +218,36 @@ TEST_F(Sgemm, MatrixVectorProductsAgainstPackedOperands) {
 
 TEST_F(Sgemm, LargeDefaultBlocking) {
   check({300, 260, 700}, {.pack_b = true, .col_bias = true}, 2, defaults);
+}
+
+// bf16 pairs: rounding to nearest even, NaN kept.
+TEST(Bf16Pairs, RoundToNearestEven) {
+  EXPECT_EQ(bf16_bits(1.0f), 0x3f80);
+  EXPECT_EQ(bf16_bits(1.0f + 0x1p-8f), 0x3f80);      // halfway: to the even 1.0
+  EXPECT_EQ(bf16_bits(1.0f + 3 * 0x1p-8f), 0x3f82);  // halfway: to the even 1 + 2^-6
+  EXPECT_EQ(bf16_bits(1.0f + 0x1p-8f + 0x1p-20f), 0x3f81);
+  EXPECT_EQ(bf16_bits(-2.5f), 0xc020);
+  EXPECT_TRUE(std::isnan(bf16_value(bf16_bits(std::nanf("")))));
+}
+
+// A B in bf16 pairs multiplies the bf16 roundings of both operands and sums in f32: odd depths
+// (a half-empty last pair), depth blocks that do not start on a pair (rounded up), A row-major,
+// transposed and strided (the element-by-element packing), tails, epilogues, batches, workers.
+TEST_F(Sgemm, Bf16PairsMultiplyRoundedOperandsInF32) {
+  if (!bf16_supported()) GTEST_SKIP() << "this CPU has no avx512_bf16 (or AVX-512 is not in use)";
+  FusedActivation relu;
+  relu.lo = 0.0f;
+  for (int workers : {1, 2, 3}) {
+    for (const Shape& s : {Shape{1, 1, 1}, Shape{13, 37, 37}, Shape{29, 70, 64}, Shape{50, 33, 101}}) {
+      check(s, {.bf16 = true}, workers, small);
+      check(s, {.bf16 = true}, workers, defaults);
+      check(s, {.ta = true, .bf16 = true}, workers, small);
+      check(s, {.spread = 2, .bf16 = true}, workers, small);
+      check(s, {.accumulate = true, .col_bias = true, .alpha = 0.5f, .residual = true, .activation = &relu, .bf16 = true},
+            workers, small);
+    }
+    check({40, 40, 45}, {.batch = 3, .bf16 = true}, workers, GemmBlocking{.mc = 24, .kc = 15, .nc = 64, .nb = 32});
+  }
 }
 
 }  // namespace

@@ -27,6 +27,10 @@ void add_execution_flags(CLI::App* sub, ExecutionFlags& flags) {
                   "one fork/join per step; auto: the faster, measured on the first run (recorded in the cache); "
                   "default TILEFUSE_SUPERKERNEL or auto")
       ->check(CLI::IsMember({"auto", "on", "off"}));
+  sub->add_option("--precision", flags.precision,
+                  "f32: products exact to the model; bf16: MatMul and Gemm multiply operands rounded to bf16 and sum "
+                  "in f32 (twice as fast with avx512_bf16; the README states the error bound); default "
+                  "TILEFUSE_PRECISION or f32");
 }
 
 api::ExecutionOptions execution_options(const ExecutionFlags& flags) {
@@ -43,7 +47,9 @@ api::ExecutionOptions execution_options(const ExecutionFlags& flags) {
           .cpp_wrapper = flags.cpp_wrapper || api::cpp_wrapper_from_environment(),
           .superkernel = flags.superkernel.empty()
                              ? runtime::superkernel_mode_from_environment()
-                             : runtime::parse_superkernel_mode(flags.superkernel, "--superkernel")};
+                             : runtime::parse_superkernel_mode(flags.superkernel, "--superkernel"),
+          .precision = flags.precision.empty() ? runtime::precision_from_environment()
+                                               : runtime::parse_precision(flags.precision, "--precision")};
 }
 
 }  // namespace tilefuse::cli

@@ -20,6 +20,7 @@ struct ExecutionFlags {
   std::string max_memory;
   bool cpp_wrapper = false;
   std::string superkernel;
+  std::string precision;
 };
 
 void add_execution_flags(CLI::App* sub, ExecutionFlags& flags);

@@ -76,6 +76,7 @@ void print_json(const RunCommand& command, const runtime::BoundInputs& inputs,
                                {"shape", out.tensor.shape()},
                                {"stats", stats_to_json(out.stats)}});
   }
+  json["precision"] = result.precision;
   json["elapsed_ms"] = result.elapsed_ms;
   json["compile_ms"] = result.compile_ms;
   json["compile_phases_ms"] = result.compile_phases_ms;
