@@ -39,30 +39,33 @@ ConvShape conv_shape(const Node& node, const std::vector<int64_t>& x, const std:
 }
 
 // The weight of each group, packed once as the A operand of its GEMM: group g's maps are rows
-// of C/group * kernel values.
-std::vector<PackedOperand> pack_weights(const Tensor& w, int64_t groups) {
+// of C/group * kernel values. In bf16 pairs where products run in bf16.
+std::vector<PackedOperand> pack_weights(const Tensor& w, int64_t groups, Precision precision) {
   const int64_t maps = w.shape()[0] / groups, rows = w.numel() / w.shape()[0];
   std::vector<PackedOperand> packed;
   for (int64_t g = 0; g < groups; ++g) {
-    packed.push_back(PackedOperand::pack_a({w.data<float>() + g * maps * rows, rows, 1}, maps, rows));
+    const MatrixView view{w.data<float>() + g * maps * rows, rows, 1};
+    packed.push_back(precision == Precision::bf16 ? PackedOperand::pack_a_bf16(view, maps, rows)
+                                                  : PackedOperand::pack_a(view, maps, rows));
   }
   return packed;
 }
 
 class ConvCall : public LibraryCall {
  public:
-  ConvCall(const Node& node, const GemmBlocking& blocking)
+  ConvCall(const Node& node, const GemmBlocking& blocking, Precision precision)
       : node_(node), blocking_(blocking), activation_(fused_activation(node)) {
+    precision = effective_precision(precision);
     const Value* w = node.input(1);
     const int64_t groups = node.attr_int("group", 1);
     // A depthwise weight ([C, 1, kernel] with C groups) is read directly, never packed.
     const bool direct = w->constant.has_value() && groups == w->constant->shape()[0] && w->constant->shape()[1] == 1;
     if (winograd_suits(node)) {
-      winograd_.emplace(*w->constant);
+      winograd_.emplace(*w->constant, precision);
     } else if (transposed_gemm_suits(node)) {
-      transposed_.emplace(*w->constant);
+      transposed_.emplace(*w->constant, precision);
     } else if (own_gemm_engine() && w->constant.has_value() && !direct) {
-      packed_ = pack_weights(*w->constant, groups);
+      packed_ = pack_weights(*w->constant, groups, precision);
     }
     direct_ = direct;
   }
@@ -223,8 +226,8 @@ bool conv_gemm_supports(const Node& node) {
   return rank == 3 || rank == 4;
 }
 
-std::unique_ptr<LibraryCall> prepare_conv_call(const Node& node, const GemmBlocking& blocking) {
-  return std::make_unique<ConvCall>(node, blocking);
+std::unique_ptr<LibraryCall> prepare_conv_call(const Node& node, const GemmBlocking& blocking, Precision precision) {
+  return std::make_unique<ConvCall>(node, blocking, precision);
 }
 
 }  // namespace tilefuse::runtime

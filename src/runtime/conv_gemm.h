@@ -16,6 +16,8 @@ namespace tilefuse::runtime {
 // True for a Conv this path runs: f32 throughout, 1 or 2 spatial dims.
 bool conv_gemm_supports(const Node& node);
 
-std::unique_ptr<LibraryCall> prepare_conv_call(const Node& node, const GemmBlocking& blocking);
+// Convolutions that run on the GEMM engine multiply in `precision` (runtime/precision.h).
+std::unique_ptr<LibraryCall> prepare_conv_call(const Node& node, const GemmBlocking& blocking,
+                                               Precision precision = Precision::f32);
 
 }  // namespace tilefuse::runtime

@@ -77,10 +77,11 @@ bool transposed_gemm_suits(const Node& node) {
   return as_rows < 0.9 * as_columns;
 }
 
-TransposedConvGemm::TransposedConvGemm(const Tensor& w) {
+TransposedConvGemm::TransposedConvGemm(const Tensor& w, Precision precision) {
   const int64_t maps = w.shape()[0], depth = w.numel() / maps;
-  // w^T: element (k, m) is w[m][k].
-  w_.push_back(PackedOperand::pack_b({w.data<float>(), 1, depth}, depth, maps));
+  const MatrixView transposed{w.data<float>(), 1, depth};  // w^T: element (k, m) is w[m][k]
+  w_.push_back(precision == Precision::bf16 ? PackedOperand::pack_b_bf16(transposed, depth, maps)
+                                            : PackedOperand::pack_b(transposed, depth, maps));
 }
 
 void TransposedConvGemm::run(ThreadTeam& team, const ConvShape& s, const float* x, const float* bias,

@@ -15,6 +15,7 @@
 #include "ir/ops/fused_activation.h"
 #include "ir/tensor.h"
 #include "runtime/conv_unfold.h"
+#include "runtime/precision.h"
 #include "runtime/sgemm.h"
 #include "runtime/thread_team.h"
 
@@ -28,8 +29,9 @@ bool transposed_gemm_suits(const Node& node);
 
 class TransposedConvGemm {
  public:
-  // `w`: the constant weight, [maps, channels, kh, kw].
-  explicit TransposedConvGemm(const Tensor& w);
+  // `w`: the constant weight, [maps, channels, kh, kw], packed in `precision` (f32 or bf16 pairs:
+  // the effective one, runtime/precision.h).
+  TransposedConvGemm(const Tensor& w, Precision precision);
 
   // out = activation(conv(x, w) + bias + residual) for the shape `s`, whose maps and channels are
   // the weight's. `bias` and `residual` (laid out as out) may be null.

@@ -215,7 +215,7 @@ TF_AVX512 void transform_output(const ConvShape& s, const TileGrid& grid, const 
   }
 }
 
-thread_local ScratchBuffer t_transformed, t_products;
+thread_local ScratchBuffer t_transformed, t_products, t_pairs;
 
 }  // namespace
 
@@ -241,7 +241,8 @@ bool winograd_suits(const Node& node) {
   return o[0] * ceil_div(o[2], 2) * ceil_div(o[3], 2) >= kMinTiles;
 }
 
-WinogradConv::WinogradConv(const Tensor& w) : maps_(w.shape()[0]), channels_(w.shape()[1]) {
+WinogradConv::WinogradConv(const Tensor& w, Precision precision)
+    : maps_(w.shape()[0]), channels_(w.shape()[1]), bf16_(precision == Precision::bf16) {
   // u[xi][m][c]: the transformed filters, one maps x channels matrix per position.
   std::vector<float> u(static_cast<size_t>(kPoints * maps_ * channels_));
   const float* g = w.data<float>();
@@ -252,7 +253,9 @@ WinogradConv::WinogradConv(const Tensor& w) : maps_(w.shape()[0]), channels_(w.s
     }
   }
   for (int xi = 0; xi < kPoints; ++xi) {
-    u_.push_back(PackedOperand::pack_a({u.data() + xi * maps_ * channels_, channels_, 1}, maps_, channels_));
+    const MatrixView filters{u.data() + xi * maps_ * channels_, channels_, 1};
+    u_.push_back(bf16_ ? PackedOperand::pack_a_bf16(filters, maps_, channels_)
+                       : PackedOperand::pack_a(filters, maps_, channels_));
   }
 }
 
@@ -265,10 +268,12 @@ void WinogradConv::run(ThreadTeam& team, const ConvShape& s, const float* x, con
   // panels) and the 16 products (chunk maps x block tiles each).
   const int64_t panels_stride = round_up(split.block_tiles, kNR) * channels_;
   const int64_t ld = round_up(split.block_tiles, 16), products_stride = split.chunk_maps * ld;
+  const int64_t pairs_stride = round_up(split.block_tiles, kNR) * ((channels_ + 1) / 2);  // in bf16
   const int64_t items = s.batch * split.blocks * split.chunks;
   team.run(items, [&](int, int64_t begin, int64_t end) {
     float* panels = t_transformed.floats(static_cast<size_t>(kPoints * panels_stride));
     float* products = t_products.floats(static_cast<size_t>(kPoints * products_stride));
+    float* pairs = bf16_ ? t_pairs.floats(static_cast<size_t>(kPoints * pairs_stride)) : nullptr;
     int64_t transformed = -1;  // the image block whose input `panels` holds
     for (int64_t i = begin; i < end; ++i) {
       const int64_t image_block = i / split.chunks, chunk = i % split.chunks;
@@ -278,11 +283,17 @@ void WinogradConv::run(ThreadTeam& team, const ConvShape& s, const float* x, con
       item.maps = std::min(split.chunk_maps, maps_ - item.map0);
       if (image_block != transformed) {
         transform_input(s, grid, x + image * in_image, item.first, item.count, panels, panels_stride);
+        if (bf16_) {
+          for (int xi = 0; xi < kPoints; ++xi) {
+            b_panels_to_bf16(panels + xi * panels_stride, ceil_div(item.count, kNR), channels_, pairs + xi * pairs_stride);
+          }
+        }
         transformed = image_block;
       }
       for (int xi = 0; xi < kPoints; ++xi) {
-        const PackedOperand a = PackedOperand::view(u_[xi].panel(item.map0 / kMR, 0), kMR, channels_);
-        const PackedOperand b = PackedOperand::view(panels + xi * panels_stride, kNR, channels_);
+        const PackedOperand a = PackedOperand::view(u_[xi].panel(item.map0 / kMR, 0), kMR, channels_, bf16_);
+        const PackedOperand b = bf16_ ? PackedOperand::view(pairs + xi * pairs_stride, kNR, channels_, true)
+                                      : PackedOperand::view(panels + xi * panels_stride, kNR, channels_);
         GemmProblem p;
         p.m = item.maps, p.n = item.count, p.k = channels_;
         p.a.packed = &a, p.b.packed = &b;

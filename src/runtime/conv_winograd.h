@@ -19,6 +19,7 @@
 #include "ir/ops/fused_activation.h"
 #include "ir/tensor.h"
 #include "runtime/conv_unfold.h"
+#include "runtime/precision.h"
 #include "runtime/sgemm.h"
 #include "runtime/thread_team.h"
 
@@ -34,8 +35,9 @@ bool winograd_suits(const Node& node);
 
 class WinogradConv {
  public:
-  // `w`: the constant weight, [maps, channels, 3, 3].
-  explicit WinogradConv(const Tensor& w);
+  // `w`: the constant weight, [maps, channels, 3, 3]. In bf16 (the effective precision,
+  // runtime/precision.h) the transformed filters and inputs are multiplied as bf16 pairs.
+  WinogradConv(const Tensor& w, Precision precision);
 
   // out = activation(conv(x, w) + bias + residual) for the shape `s` (a 3x3, stride-1 shape with
   // the weight's maps and channels). `bias` and `residual` (laid out as out) may be null.
@@ -47,6 +49,7 @@ class WinogradConv {
 
  private:
   int64_t maps_ = 0, channels_ = 0;
+  bool bf16_ = false;
   std::vector<PackedOperand> u_;  // per transformed position xi = 4 i + j: maps x channels, packed as A
 };
 

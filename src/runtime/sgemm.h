@@ -49,11 +49,15 @@ class PackedOperand {
   static PackedOperand pack_a(const MatrixView& a, int64_t rows, int64_t depth);
   static PackedOperand pack_b(const MatrixView& b, int64_t depth, int64_t cols);
   // B in bf16 pairs (bf16_pairs.h): a problem with such a B multiplies in bf16, its A rounded to
-  // bf16 as it is packed, and accumulates in f32. Only where bf16_supported().
+  // bf16 as it is packed, and accumulates in f32. Only where bf16_supported(). A problem's two
+  // operands, where both are packed ahead, are both f32 or both bf16.
   static PackedOperand pack_b_bf16(const MatrixView& b, int64_t depth, int64_t cols);
+  // A in bf16 pairs (a convolution's weight): its problems multiply in bf16 likewise, a B packed
+  // during the run converted to pairs as it is packed.
+  static PackedOperand pack_a_bf16(const MatrixView& a, int64_t rows, int64_t depth);
   // Panels packed elsewhere, in this layout, and owned by the caller for as long as the view is
   // used (a Winograd convolution's transformed input, written straight into B panels).
-  static PackedOperand view(const float* panels, int64_t width, int64_t depth);
+  static PackedOperand view(const float* panels, int64_t width, int64_t depth, bool bf16 = false);
 
   // k is even for bf16 pairs.
   const float* panel(int64_t p, int64_t k) const { return data() + (p * steps() + (bf16_ ? k / 2 : k)) * width_; }

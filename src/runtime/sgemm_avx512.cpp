@@ -138,6 +138,14 @@ TF_AVX512 void microkernel_columns(int64_t kc, const float* a, const float* b, f
   microkernel_tile<4, V>(kc, a, b, c, ldc, rows, cols, store, prefetch);
 }
 
+// Two vectors rounded to bf16 and paired lane by lane: word i holds lo[i] in its low half and
+// hi[i] in its high half.
+TF_AVX512_BF16 inline __m512 interleave_pairs(__m512 lo, __m512 hi) {
+  const __m512i order = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6, 21,
+                                         5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  return _mm512_castsi512_ps(_mm512_permutexvar_epi16(order, (__m512i)_mm512_cvtne2ps_pbh(hi, lo)));
+}
+
 // The tile's rows rounded up to 4, 8 or 12, with V vectors of columns, from bf16 pairs.
 template <int V>
 TF_AVX512_BF16 void microkernel_columns_bf16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows,
@@ -161,10 +169,35 @@ TF_AVX512_BF16 void microkernel_bf16(int64_t kc, const float* a, const float* b,
   microkernel_columns_bf16<1>(kc, a, b, c, ldc, rows, cols, store, prefetch);
 }
 
+TF_AVX512_BF16 void b_panels_to_bf16(const float* panels, int64_t count, int64_t kc, float* dst) {
+  const int64_t steps = (kc + 1) / 2;
+  for (int64_t p = 0; p < count; ++p, panels += kc * kNR, dst += steps * kNR) {
+    for (int64_t step = 0; step < steps; ++step) {
+      const float* lo = panels + 2 * step * kNR;
+      const bool odd = 2 * step + 1 == kc;  // the last step has no partner: zero
+      for (int h = 0; h < 2; ++h) {
+        const __m512 hi = odd ? _mm512_setzero_ps() : _mm512_load_ps(lo + kNR + 16 * h);
+        _mm512_store_ps(dst + step * kNR + 16 * h, interleave_pairs(_mm512_load_ps(lo + 16 * h), hi));
+      }
+    }
+  }
+}
+
 TF_AVX512_BF16 void pack_a_bf16(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst) {
   const int64_t steps = (kc + 1) / 2;
   for (int64_t p = 0; p < rows; p += kMR, dst += steps * kMR) {
     const int n = static_cast<int>(std::min<int64_t>(kMR, rows - p));
+    if (a.row_stride == 1) {
+      // A transposed in memory (a convolution's positions as rows): a step's kMR rows are
+      // contiguous at k and at k + 1; rounded together and interleaved into pairs.
+      for (int64_t step = 0; step < steps; ++step) {
+        const int64_t k = 2 * step;
+        const __m512 lo = _mm512_maskz_loadu_ps(lanes(n), a.at(row0 + p, k0 + k));
+        const __m512 hi = k + 1 < kc ? _mm512_maskz_loadu_ps(lanes(n), a.at(row0 + p, k0 + k + 1)) : _mm512_setzero_ps();
+        _mm512_mask_storeu_ps(dst + step * kMR, lanes(kMR), interleave_pairs(lo, hi));
+      }
+      continue;
+    }
     if (a.col_stride != 1) {
       pack_a_bf16_strided(a, row0 + p, n, k0, kc, dst);
       continue;

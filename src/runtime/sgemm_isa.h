@@ -19,6 +19,7 @@ void pack_b(const MatrixView& b, int64_t k0, int64_t kc, int64_t col0, int64_t c
 void microkernel_bf16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
                       const TileStore& store, Prefetch prefetch);
 void pack_a_bf16(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst);
+void b_panels_to_bf16(const float* panels, int64_t count, int64_t kc, float* dst);
 }  // namespace avx512
 
 namespace avx2 {

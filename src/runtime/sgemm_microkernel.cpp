@@ -37,6 +37,11 @@ void pack_a_bf16(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, in
   avx512::pack_a_bf16(a, row0, rows, k0, kc, dst);
 }
 
+void b_panels_to_bf16(const float* panels, int64_t count, int64_t kc, float* dst) {
+  if (!bf16_supported()) fail_internal("bf16 packing called on a CPU without avx512_bf16");
+  avx512::b_panels_to_bf16(panels, count, kc, dst);
+}
+
 void pack_a(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst) {
   if (vector_isa() == VectorIsa::avx512) return avx512::pack_a(a, row0, rows, k0, kc, dst);
   avx2::pack_a(a, row0, rows, k0, kc, dst);

@@ -80,6 +80,9 @@ void pack_b(const MatrixView& b, int64_t k0, int64_t kc, int64_t col0, int64_t c
 
 // pack_a's panels in bf16 pairs: (kc + 1) / 2 steps of kMR words per panel.
 void pack_a_bf16(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst);
+// `count` of pack_b's f32 panels of depth kc (64-byte aligned) as B panels of bf16 pairs at dst
+// (64-byte aligned): for a B packed during the run by another packer (a convolution's input).
+void b_panels_to_bf16(const float* panels, int64_t count, int64_t kc, float* dst);
 
 // A matrix-vector product read straight from `count` consecutive packed micro-panels of `width`
 // (kMR: an A operand's, kNR: a B operand's) over `depth`, starting at `panels`:

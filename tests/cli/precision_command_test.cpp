@@ -46,6 +46,20 @@ TEST(CliPrecision, Bf16StaysWithinItsBoundOfF32) {
   if (multiplies_bf16) EXPECT_GT(worst, 0.0) << "bf16 products gave f32's bits: bf16 was not used";
 }
 
+TEST(CliPrecision, BenchReportsTheAccuracyOfBf16) {
+  ScratchDir dir;
+  CliResult r = run_cli(dir, {"bench", kModel, "--modes", "fused", "--iters", "2", "--stream-mib", "8", "--cache-dir",
+                              dir.file("cache"), "--precision", "bf16", "--accuracy", "--samples", "2", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json accuracy = nlohmann::json::parse(r.out)["accuracy"];
+  EXPECT_EQ(accuracy["against"], "f32");
+  EXPECT_EQ(accuracy["samples"], 2);
+  EXPECT_LE(accuracy["outputs"][0]["worst_relative_error"].get<double>(), 2e-2);
+  CliResult f32 = run_cli(dir, {"bench", kModel, "--modes", "fused", "--cache-dir", dir.file("cache"), "--accuracy"});
+  EXPECT_NE(f32.exit_code, 0);
+  EXPECT_THAT(f32.err, HasSubstr("--accuracy compares a lower precision with f32"));
+}
+
 TEST(CliPrecision, AnUnknownPrecisionIsAConfigurationErrorNamingTheSetting) {
   ScratchDir dir;
   CliResult flag = run_cli(dir, {"run", kModel, "--cache-dir", dir.file("cache"), "--precision", "f16"});

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -63,12 +65,25 @@ inline Node* build_conv(Graph& g, const ConvCase& c, std::vector<Tensor>& inputs
   return conv;
 }
 
-// Runs the prepared call twice on teams of each size and compares with the reference.
+// Runs the call prepared in `precision` twice on teams of each size and compares with the
+// reference: in f32 at the engines' accuracy (1e-4), in bf16 within the README's bound for it
+// (2e-2 of the largest output) and not at f32's accuracy (which would mean bf16 was not used).
 inline void expect_matches_reference(const ConvCase& c, const Node& conv, const std::vector<Tensor>& inputs,
-                                     const std::vector<int>& team_sizes) {
+                                     const std::vector<int>& team_sizes, Precision precision = Precision::f32) {
   Tensor expected = reference::evaluate_node(conv, inputs).at(0);
   std::vector<Tensor> outs = {Tensor(DType::f32, expected.shape())};
-  std::unique_ptr<LibraryCall> call = prepare_library_call(conv, default_blocking(48 << 10, 2 << 20));
+  std::unique_ptr<LibraryCall> call = prepare_library_call(conv, default_blocking(48 << 10, 2 << 20), precision);
+  if (precision == Precision::bf16) {
+    double largest = 0;
+    for (int64_t i = 0; i < expected.numel(); ++i) largest = std::max(largest, std::abs(expected.get_f64(i)));
+    for (int workers : team_sizes) {
+      ThreadTeam team(workers);
+      call->run(team, inputs, outs);
+      EXPECT_TRUE(compare_tensors(outs[0], expected, {0, 2e-2 * largest}).ok) << c.name << " on " << workers;
+      EXPECT_FALSE(compare_tensors(outs[0], expected, {1e-4, 1e-4}).ok) << c.name << ": f32's accuracy in bf16";
+    }
+    return;
+  }
   for (int workers : team_sizes) {
     ThreadTeam team(workers);
     for (int run = 0; run < 2; ++run) {  // the second run reuses the scratch buffers

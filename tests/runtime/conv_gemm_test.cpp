@@ -8,6 +8,7 @@
 #include "runtime/conv_gemm.h"
 #include "runtime/conv_maps_in_lanes.h"
 #include "runtime/cpu_isa.h"
+#include "runtime/sgemm_microkernel.h"
 #include "runtime/conv_case.h"
 
 namespace tilefuse::runtime {
@@ -91,6 +92,23 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"ResidualGelu", {1, 20, 9, 9}, {30, 20, 3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, true, true, "Gelu"},
                       ConvCase{"WeightNotConstantRelu", {2, 3, 8, 9}, {4, 3, 3, 3}, {}, true, false, false, "Relu"}),
     [](const auto& info) { return info.param.name; });
+
+// In bf16 every convolution on the GEMM engine (implicit GEMM, pointwise, Winograd, positions
+// as rows, grouped) stays within bf16's bound and is not computed in f32.
+TEST(ConvGemmBf16, EveryEnginePathStaysWithinTheBound) {
+  if (!bf16_supported()) GTEST_SKIP() << "this CPU has no avx512_bf16 (or AVX-512 is not in use)";
+  const Ints pad1 = {1, 1, 1, 1};
+  for (const ConvCase& c : {ConvCase{"ImplicitGemm", {2, 20, 9, 11}, {30, 20, 3, 3}, {{"strides", Ints{2, 1}}}},
+                            ConvCase{"Pointwise", {1, 70, 9, 9}, {45, 70, 1, 1}, {}, true, true, true, "Relu"},
+                            ConvCase{"Winograd", {1, 33, 14, 13}, {40, 33, 3, 3}, {{"pads", pad1}}},
+                            ConvCase{"PositionsAsRows", {1, 48, 7, 7}, {96, 48, 3, 3}, {{"pads", pad1}}},
+                            ConvCase{"Grouped", {2, 32, 6, 6}, {48, 16, 3, 3}, {{"group", int64_t{2}}, {"pads", pad1}}}}) {
+    Graph g;
+    std::vector<Tensor> inputs;
+    Node* conv = build_conv(g, c, inputs);
+    expect_matches_reference(c, *conv, inputs, {1, 2}, Precision::bf16);
+  }
+}
 
 // Maps in lanes takes the stems whose weights stay in L2 (ResNet-50's 7x7 with 64 maps,
 // ConvNeXt's 4x4 patches with 96) and leaves ViT's 16x16 patches with 768 maps to the GEMM.

@@ -26,6 +26,8 @@ struct BenchCommand {
   std::string profile;  // Chrome trace of the fused mode's timed runs
   bool per_step = false;
   bool json = false;
+  bool accuracy = false;  // also compare --precision's outputs with f32's
+  int samples = 4;        // seeded inputs the accuracy is measured on
 };
 
 CLI::App* add_bench_command(CLI::App& app, BenchCommand& command);
