@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <optional>
 
 #include "ir/ops/window_geometry.h"
 #include "ir/shape.h"
@@ -61,9 +60,9 @@ class ConvCall : public LibraryCall {
     // A depthwise weight ([C, 1, kernel] with C groups) is read directly, never packed.
     const bool direct = w->constant.has_value() && groups == w->constant->shape()[0] && w->constant->shape()[1] == 1;
     if (winograd_suits(node)) {
-      winograd_.emplace(*w->constant, precision);
+      algorithm_ = std::make_unique<WinogradConv>(*w->constant, precision);
     } else if (transposed_gemm_suits(node)) {
-      transposed_.emplace(*w->constant, precision);
+      algorithm_ = std::make_unique<TransposedConvGemm>(*w->constant, precision);
     } else if (own_gemm_engine() && w->constant.has_value() && !direct) {
       packed_ = pack_weights(*w->constant, groups, precision);
     }
@@ -91,10 +90,7 @@ class ConvCall : public LibraryCall {
       });
       return;
     }
-    if (winograd_) return winograd_->run(team, s, x.data<float>(), bias, residual, activation_, out.data<float>(), blocking_);
-    if (transposed_) {
-      return transposed_->run(team, s, x.data<float>(), bias, residual, activation_, out.data<float>(), blocking_);
-    }
+    if (algorithm_) return algorithm_->run(team, s, x.data<float>(), bias, residual, activation_, out.data<float>(), blocking_);
     if (conv_maps_in_lanes_suits(s)) {
       team.run(s.batch * s.out_h, [&](int, int64_t first, int64_t end) {
         conv_maps_in_lanes(s, x.data<float>(), w.data<float>(), bias, residual, activation_, out.data<float>(), first,
@@ -142,7 +138,7 @@ class ConvCall : public LibraryCall {
       if (!is_static(v->shape)) return false;
       shapes.push_back(static_dims(v->shape));
     }
-    return own_gemm_engine() && !direct_ && !winograd_ && !transposed_ && !conv_maps_in_lanes_suits(conv_shape(node_, shapes[0], shapes[1], shapes[2]));
+    return own_gemm_engine() && !direct_ && !algorithm_ && !conv_maps_in_lanes_suits(conv_shape(node_, shapes[0], shapes[1], shapes[2]));
   }
   void set_blocking(const GemmBlocking& blocking) override { blocking_ = blocking; }
   GemmBlocking blocking() const override { return blocking_; }
@@ -181,7 +177,7 @@ class ConvCall : public LibraryCall {
 
   // The weights as packed for the way this convolution is computed.
   const std::vector<PackedOperand>& packed() const {
-    return winograd_ ? winograd_->packed() : transposed_ ? transposed_->packed() : packed_;
+    return algorithm_ ? algorithm_->packed() : packed_;
   }
 
   // True for a FusedConv with a residual or an activation to apply.
@@ -207,8 +203,7 @@ class ConvCall : public LibraryCall {
   GemmBlocking blocking_;
   FusedActivation activation_;  // FusedConv's; the identity for a Conv
   bool direct_ = false;          // a depthwise convolution, computed without the GEMM engine
-  std::optional<WinogradConv> winograd_;  // a 3x3 stride-1 convolution computed by Winograd's F(2x2, 3x3)
-  std::optional<TransposedConvGemm> transposed_;  // few output positions: they are the GEMM's rows
+  std::unique_ptr<ConvAlgorithm> algorithm_;  // Winograd, or positions as rows; null: implicit GEMM
   std::vector<PackedOperand> packed_;
   std::vector<float> cols_;            // the OpenBLAS path's unfolded input, reused across runs
   std::vector<PackB> packers_;         // per image and group

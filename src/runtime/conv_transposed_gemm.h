@@ -12,12 +12,9 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "ir/ops/fused_activation.h"
 #include "ir/tensor.h"
-#include "runtime/conv_unfold.h"
+#include "runtime/conv_algorithm.h"
 #include "runtime/precision.h"
-#include "runtime/sgemm.h"
-#include "runtime/thread_team.h"
 
 namespace tilefuse::runtime {
 
@@ -27,19 +24,17 @@ namespace tilefuse::runtime {
 // multiplications on padding than positions as columns.
 bool transposed_gemm_suits(const Node& node);
 
-class TransposedConvGemm {
+class TransposedConvGemm : public ConvAlgorithm {
  public:
   // `w`: the constant weight, [maps, channels, kh, kw], packed in `precision` (f32 or bf16 pairs:
   // the effective one, runtime/precision.h).
   TransposedConvGemm(const Tensor& w, Precision precision);
 
-  // out = activation(conv(x, w) + bias + residual) for the shape `s`, whose maps and channels are
-  // the weight's. `bias` and `residual` (laid out as out) may be null.
   void run(ThreadTeam& team, const ConvShape& s, const float* x, const float* bias, const float* residual,
-           const FusedActivation& activation, float* out, const GemmBlocking& blocking);
+           const FusedActivation& activation, float* out, const GemmBlocking& blocking) override;
 
-  // The weight, transposed and packed as the B operand (a model package stores it).
-  const std::vector<PackedOperand>& packed() const { return w_; }
+  // The weight, transposed and packed as the B operand.
+  const std::vector<PackedOperand>& packed() const override { return w_; }
 
  private:
   std::vector<PackedOperand> w_;  // one: depth (channels x kernel) x maps

@@ -260,7 +260,7 @@ WinogradConv::WinogradConv(const Tensor& w, Precision precision)
 }
 
 void WinogradConv::run(ThreadTeam& team, const ConvShape& s, const float* x, const float* bias, const float* residual,
-                       const FusedActivation& activation, float* out, const GemmBlocking& blocking) const {
+                       const FusedActivation& activation, float* out, const GemmBlocking& blocking) {
   const TileGrid grid{ceil_div(s.out_h, 2), ceil_div(s.out_w, 2)};
   const Split split = split_for(s.batch, grid.count(), maps_, team.size());
   const int64_t in_image = s.channels * s.height * s.width, out_image = maps_ * s.out_h * s.out_w;

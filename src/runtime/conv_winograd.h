@@ -16,12 +16,9 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "ir/ops/fused_activation.h"
 #include "ir/tensor.h"
-#include "runtime/conv_unfold.h"
+#include "runtime/conv_algorithm.h"
 #include "runtime/precision.h"
-#include "runtime/sgemm.h"
-#include "runtime/thread_team.h"
 
 namespace tilefuse::runtime {
 
@@ -33,19 +30,18 @@ namespace tilefuse::runtime {
 // a model package must then be loaded with the same setting, its packed weights differ).
 bool winograd_suits(const Node& node);
 
-class WinogradConv {
+class WinogradConv : public ConvAlgorithm {
  public:
   // `w`: the constant weight, [maps, channels, 3, 3]. In bf16 (the effective precision,
   // runtime/precision.h) the transformed filters and inputs are multiplied as bf16 pairs.
   WinogradConv(const Tensor& w, Precision precision);
 
-  // out = activation(conv(x, w) + bias + residual) for the shape `s` (a 3x3, stride-1 shape with
-  // the weight's maps and channels). `bias` and `residual` (laid out as out) may be null.
+  // `s` is a 3x3, stride-1 shape.
   void run(ThreadTeam& team, const ConvShape& s, const float* x, const float* bias, const float* residual,
-           const FusedActivation& activation, float* out, const GemmBlocking& blocking) const;
+           const FusedActivation& activation, float* out, const GemmBlocking& blocking) override;
 
-  // The 16 transformed filters, packed (a model package stores them).
-  const std::vector<PackedOperand>& packed() const { return u_; }
+  // The 16 transformed filters.
+  const std::vector<PackedOperand>& packed() const override { return u_; }
 
  private:
   int64_t maps_ = 0, channels_ = 0;
