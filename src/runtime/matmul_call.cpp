@@ -98,7 +98,10 @@ struct MatMulShape {
 class MatMulCall : public LibraryCall {
  public:
   MatMulCall(const Node& node, const GemmBlocking& blocking, Precision precision)
-      : node_(node), blocking_(blocking), activation_(fused_activation(node)) {
+      : node_(node),
+        blocking_(blocking),
+        activation_(fused_activation(node)),
+        bf16_(effective_precision(precision) == Precision::bf16) {
     const Value* b = node.input(1);
     if (!own_gemm_engine() || !b->constant.has_value() || node.has_attr("perm_b")) return;
     // A constant B: each of its batch matrices packed once.
@@ -132,6 +135,7 @@ class MatMulCall : public LibraryCall {
       p.c = c + i * s.m * s.n, p.ldc = s.n;
       p.col_bias = bias;
       if (!activation_.identity()) p.activation = &activation_;
+      p.bf16 = bf16_;  // attention's products too, whose B is computed during the run
     }
     sgemm(team, problems_, blocking_);
   }
@@ -139,7 +143,7 @@ class MatMulCall : public LibraryCall {
   size_t packed_bytes() const override { return total_bytes(packed_); }
   std::vector<const PackedOperand*> packed_operands() const override { return operands_of(packed_); }
   // Blockings are tuned in f32 (their records do not say the precision).
-  bool tunes_blocking() const override { return own_gemm_engine() && (packed_.empty() || !packed_[0].bf16()); }
+  bool tunes_blocking() const override { return own_gemm_engine() && !bf16_; }
   void set_blocking(const GemmBlocking& blocking) override { blocking_ = blocking; }
   GemmBlocking blocking() const override { return blocking_; }
 
@@ -202,6 +206,7 @@ class MatMulCall : public LibraryCall {
   const Node& node_;
   GemmBlocking blocking_;
   FusedActivation activation_;  // FusedMatMul's; the identity for a MatMul
+  bool bf16_;                   // products in bf16 (runtime/precision.h)
   std::optional<MatMulShape> shape_;
   std::vector<int64_t> a_dims_, b_dims_;  // the operand shapes shape_ is for
   std::vector<float> rows_;     // gather_rows', reused across runs
@@ -214,6 +219,7 @@ class GemmCall : public LibraryCall {
  public:
   GemmCall(const Node& node, const GemmBlocking& blocking, Precision precision)
       : blocking_(blocking),
+        bf16_(effective_precision(precision) == Precision::bf16),
         trans_a_(node.attr_int("transA", 0) != 0),
         trans_b_(node.attr_int("transB", 0) != 0),
         alpha_(static_cast<float>(node.attr_float("alpha", 1.0))),
@@ -234,6 +240,7 @@ class GemmCall : public LibraryCall {
     p.a.view = trans_a_ ? MatrixView{in[0].data<float>(), 1, m} : MatrixView{in[0].data<float>(), k, 1};
     p.b.view = b_view(in[1].data<float>(), in[1].shape());
     p.b.packed = packed_.get();
+    p.bf16 = bf16_;
     p.c = out.data<float>(), p.ldc = n;
     if (in.size() > 2 && in[2].defined() && beta_ != 0.0f) add_c(in[2], p);
     if (!own_gemm_engine()) return run_openblas(team, in, p);
@@ -244,7 +251,7 @@ class GemmCall : public LibraryCall {
   std::vector<const PackedOperand*> packed_operands() const override {
     return packed_ ? std::vector<const PackedOperand*>{packed_.get()} : std::vector<const PackedOperand*>{};
   }
-  bool tunes_blocking() const override { return own_gemm_engine() && (!packed_ || !packed_->bf16()); }
+  bool tunes_blocking() const override { return own_gemm_engine() && !bf16_; }
   void set_blocking(const GemmBlocking& blocking) override { blocking_ = blocking; }
   GemmBlocking blocking() const override { return blocking_; }
 
@@ -286,6 +293,7 @@ class GemmCall : public LibraryCall {
   }
 
   GemmBlocking blocking_;
+  bool bf16_;  // products in bf16 (runtime/precision.h)
   bool trans_a_, trans_b_;
   float alpha_, beta_;
   std::unique_ptr<PackedOperand> packed_;

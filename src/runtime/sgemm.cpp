@@ -16,9 +16,9 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-// True for a problem multiplied in bf16: an operand was packed ahead in bf16 pairs.
+// True for a problem multiplied in bf16: asked for, or an operand was packed ahead in bf16 pairs.
 bool in_bf16(const GemmProblem& pr) {
-  return (pr.b.packed != nullptr && pr.b.packed->bf16()) || (pr.a.packed != nullptr && pr.a.packed->bf16());
+  return pr.bf16 || (pr.b.packed != nullptr && pr.b.packed->bf16()) || (pr.a.packed != nullptr && pr.a.packed->bf16());
 }
 
 // The depth of the problems' blocks: the blocking's kc counts the words of a panel's column (what

@@ -139,6 +139,9 @@ struct GemmProblem {
   // be null, the activation is null for none.
   const float* residual = nullptr;
   const FusedActivation* activation = nullptr;
+  // Multiply in bf16 (bf16_pairs.h), operands packed during the run rounded as they are packed;
+  // a problem with an operand packed ahead in bf16 pairs does so whatever this says.
+  bool bf16 = false;
 };
 
 // Solves every problem on the team; requires microkernel_supported().
