@@ -24,10 +24,6 @@ namespace tilefuse::runtime::avx512 {
 
 namespace {
 
-// The micro-kernel for tiles of at most R rows and V * 16 columns: the panels still hold kMR
-// rows and kNR columns per depth step, but only the first R rows and V vectors are multiplied,
-// so a tile of 4 rows (the last of 64 output channels) costs a third of a full one, and one of
-// at most 16 columns (the last of a 14 x 14 image's 196 positions) half, instead of as much.
 // Stores the R x V accumulators of a tile as `store` says (the first `rows` rows and `cols`
 // columns): alpha, biases, C when accumulating, then on the last depth block the residual and
 // the activation.
