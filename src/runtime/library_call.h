@@ -44,7 +44,7 @@ class LibraryCall {
   virtual GemmBlocking blocking() const { return {}; }
 };
 
-// True if `node` runs as a library call (MatMul/Gemm/Conv on f32, MatMul/Gemm on f16 or bf16, 2-D f32 MaxPool without
+// True if `node` runs as a library call (MatMul/Gemm/Conv on f32, f16 or bf16, 2-D f32 MaxPool without
 // indices, Split, Concat, Tile, Pad, Slice, Expand, Gather, GatherND, GatherElements, Cast, f32
 // ArgMax/ArgMin, CumSum and Add/Sub/Mul/Div); other ops and dtypes run on the host (reference) kernels. Asked only of steps the planner left outside
 // its kernels.

@@ -1,9 +1,10 @@
-#include "runtime/half_matmul_call.h"
+#include "runtime/half_precision_call.h"
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <string>
 
-#include "runtime/matmul_call.h"
 
 namespace tilefuse::runtime {
 
@@ -19,9 +20,9 @@ void convert_on_team(ThreadTeam& team, const Tensor& from, Tensor& to) {
   });
 }
 
-class HalfMatMulCall : public LibraryCall {
+class HalfPrecisionCall : public LibraryCall {
  public:
-  HalfMatMulCall(const Node& node, const GemmBlocking& blocking, Precision precision)
+  HalfPrecisionCall(const Node& node, const GemmBlocking& blocking, Precision precision)
       : half_(node.outputs[0]->dtype) {
     // The node over f32 values: constants converted once, every other operand an f32 input.
     std::map<const Value*, Value*> copies;
@@ -40,8 +41,10 @@ class HalfMatMulCall : public LibraryCall {
     }
     Node* copy = graph_.add_node(node.op, node.name, inputs, {node.outputs[0]->name}, node.attrs);
     graph_.infer_shapes();
-    // bf16 operands are bf16 values already: pairs multiply them exactly.
-    inner_ = prepare_matmul_call(*copy, blocking, half_ == DType::bf16 ? Precision::bf16 : precision);
+    // A product of bf16 operands multiplies them exactly as bf16 pairs. Not a convolution's: Winograd
+    // multiplies transformed values, which bf16 would round.
+    const bool product = node.op != "Conv" && node.op != "FusedConv";
+    inner_ = prepare_library_call(*copy, blocking, half_ == DType::bf16 && product ? Precision::bf16 : precision);
     for (const Value* v : copy->inputs) {
       constant_.push_back(v != nullptr && v->constant.has_value());
       in_f32_.push_back(constant_.back() ? *v->constant : Tensor());
@@ -74,16 +77,19 @@ class HalfMatMulCall : public LibraryCall {
 
 }  // namespace
 
-bool half_matmul_call_supports(const Node& node) {
-  if (node.op != "MatMul" && node.op != "FusedMatMul" && node.op != "Gemm") return false;
+bool half_precision_call_supports(const Node& node) {
+  static const std::set<std::string, std::less<>> ops = {"MatMul", "FusedMatMul", "Gemm", "Conv", "FusedConv"};
+  if (!ops.count(node.op)) return false;
   const DType half = node.outputs[0]->dtype;
   if (half != DType::f16 && half != DType::bf16) return false;
+  const bool conv = node.op == "Conv" || node.op == "FusedConv";
+  if (conv && node.input(0)->rank() != 3 && node.input(0)->rank() != 4) return false;
   return std::all_of(node.inputs.begin(), node.inputs.end(), [&](const Value* v) { return v == nullptr || v->dtype == half; });
 }
 
-std::unique_ptr<LibraryCall> prepare_half_matmul_call(const Node& node, const GemmBlocking& blocking,
-                                                      Precision precision) {
-  return std::make_unique<HalfMatMulCall>(node, blocking, precision);
+std::unique_ptr<LibraryCall> prepare_half_precision_call(const Node& node, const GemmBlocking& blocking,
+                                                         Precision precision) {
+  return std::make_unique<HalfPrecisionCall>(node, blocking, precision);
 }
 
 }  // namespace tilefuse::runtime

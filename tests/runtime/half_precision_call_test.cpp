@@ -1,13 +1,13 @@
-// MatMul, FusedMatMul and Gemm on f16 and bf16 tensors against the reference kernels (which
-// compute in double and round to the output's type): constant and computed weights, a bias, a
-// transposed operand, batches; on 1 and 2 workers. f32 operands are not this call's.
-#include "runtime/half_matmul_call.h"
+// MatMul, FusedMatMul, Gemm, Conv and FusedConv on f16 and bf16 tensors against the reference
+// kernels (which compute in double and round to the output's type): constant and computed
+// weights, a bias, a transposed operand, batches, a Winograd convolution, a strided one over two
+// images, a depthwise one; on 1 and 2 workers. f32 operands are not this call's.
+#include "runtime/half_precision_call.h"
 
 #include <gtest/gtest.h>
 
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
-#include "runtime/matmul_call.h"
 
 namespace tilefuse::runtime {
 namespace {
@@ -27,9 +27,9 @@ Tensor filled(DType dtype, std::vector<int64_t> shape, int salt) {
   return t;
 }
 
-class HalfMatMulCallTest : public ::testing::TestWithParam<std::tuple<HalfCase, DType>> {};
+class HalfPrecisionCallTest : public ::testing::TestWithParam<std::tuple<HalfCase, DType>> {};
 
-TEST_P(HalfMatMulCallTest, MatchesReference) {
+TEST_P(HalfPrecisionCallTest, MatchesReference) {
   const auto& [c, dtype] = GetParam();
   Graph g;
   std::vector<Value*> inputs;
@@ -42,12 +42,12 @@ TEST_P(HalfMatMulCallTest, MatchesReference) {
   }
   Node* node = g.add_node(c.op, "mm", inputs, {"y"}, c.attrs);
   g.infer_shapes();
-  ASSERT_TRUE(half_matmul_call_supports(*node));
-  ASSERT_FALSE(matmul_call_supports(*node));
+  ASSERT_TRUE(half_precision_call_supports(*node));
   ASSERT_TRUE(library_call_supports(*node));
   Tensor expected = reference::evaluate_node(*node, ins).at(0);
   std::unique_ptr<LibraryCall> call = prepare_library_call(*node, default_blocking(48 << 10, 2 << 20));
-  EXPECT_EQ(call->packed_bytes() > 0, c.constant_b && own_gemm_engine());
+  const bool depthwise = c.attrs.count("group") != 0;  // read directly, never packed
+  EXPECT_EQ(call->packed_bytes() > 0, c.constant_b && own_gemm_engine() && !depthwise);
   for (int workers : {1, 2}) {
     ThreadTeam team(workers);
     std::vector<Tensor> outs = {Tensor(dtype, expected.shape())};
@@ -65,7 +65,7 @@ TEST_P(HalfMatMulCallTest, MatchesReference) {
 using Ints = std::vector<int64_t>;
 
 INSTANTIATE_TEST_SUITE_P(
-    Forms, HalfMatMulCallTest,
+    Forms, HalfPrecisionCallTest,
     ::testing::Combine(
         ::testing::Values(HalfCase{"Plain", "MatMul", {{13, 40}, {40, 37}}, {}},
                           HalfCase{"ConstantWeight", "MatMul", {{2, 9, 40}, {40, 70}}, {}, true},
@@ -75,7 +75,13 @@ INSTANTIATE_TEST_SUITE_P(
                           HalfCase{"HeadsQK", "FusedMatMul", {{2, 9, 3, 16}, {2, 9, 3, 16}},
                                    {{"perm_a", Ints{0, 2, 1, 3}}, {"perm_b", Ints{0, 2, 3, 1}}}},
                           HalfCase{"GemmTransposedWithBias", "Gemm", {{20, 13}, {35, 20}, {35}},
-                                   {{"transA", int64_t{1}}, {"transB", int64_t{1}}}, true}),
+                                   {{"transA", int64_t{1}}, {"transB", int64_t{1}}}, true},
+                          HalfCase{"WinogradConv", "Conv", {{1, 16, 14, 14}, {24, 16, 3, 3}, {24}},
+                                   {{"pads", Ints{1, 1, 1, 1}}}, true},
+                          HalfCase{"StridedConvTwoImages", "Conv", {{2, 8, 9, 9}, {12, 8, 3, 3}, {12}},
+                                   {{"strides", Ints{2, 2}}}, true},
+                          HalfCase{"DepthwiseConv", "Conv", {{1, 6, 9, 9}, {6, 1, 3, 3}, {6}},
+                                   {{"group", int64_t{6}}, {"pads", Ints{1, 1, 1, 1}}}, true}),
         ::testing::Values(DType::f16, DType::bf16)),
     [](const auto& info) {
       return std::get<0>(info.param).name + (std::get<1>(info.param) == DType::f16 ? "F16" : "Bf16");
