@@ -61,15 +61,27 @@ def tilefuse_run(tilefuse, work, entry, mode, cache, threads=2, out_dir=None):
     return summary, np.load(summary["outputs"][0]["path"])
 
 
-def tilefuse_bench(tilefuse, work, entry, cache, threads, iters):
+def tilefuse_bench(tilefuse, work, entry, cache, threads, iters, extra=()):
     cmd = [tilefuse, "bench", os.path.join(work, entry["model"]), "--modes", "fused", "--iters", str(iters),
            "--warmup", "2", "--threads", str(threads), "--cache-dir", cache, "--stream-mib", "64", "--per-step",
-           "--json"] + input_args(work, entry)
+           "--json"] + input_args(work, entry) + list(extra)
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         return None, None
     report = json.loads(p.stdout)
-    return report["modes"]["fused"]["median_ms"], report.get("per_step", [])
+    return report["modes"]["fused"]["median_ms"], report
+
+
+def bf16_section(args, entry, row):
+    """--precision bf16 at each thread count, and its accuracy against f32 on the suite's inputs."""
+    for threads in args.threads:
+        ms, report = tilefuse_bench(args.tilefuse, args.work_dir, entry, args.cache, threads, args.iters,
+                                    ["--precision", "bf16", "--accuracy", "--samples", "1"])
+        row[f"tilefuse_bf16_ms_{threads}t"] = ms
+        if report and "accuracy" in report:
+            out = report["accuracy"]["outputs"][0]
+            row["bf16_worst_relative"] = out["worst_relative_error"]
+            row["bf16_top1_agreement"] = out.get("top1_agreement")
 
 
 def inspect_plan(tilefuse, work, entry):
@@ -155,7 +167,8 @@ def measure(args, manifest, entry, first_of_arch):
     if entry["shapes"] != "static":
         return row
     for threads in args.threads:
-        ms, steps = tilefuse_bench(tf, work, entry, args.cache, threads, args.iters)
+        ms, report = tilefuse_bench(tf, work, entry, args.cache, threads, args.iters)
+        steps = report.get("per_step", []) if report else None
         row[f"tilefuse_ms_{threads}t"] = ms
         if threads == max(args.threads) and steps:
             row["per_step_top"] = steps[:8]
@@ -167,6 +180,7 @@ def measure(args, manifest, entry, first_of_arch):
         f = feeds(work, entry)
         row[f"ort_ms_{threads}t"] = median_ms(lambda: sess.run(None, f), args.iters)
         row[f"eager_ms_{threads}t"] = eager_latency(entry["arch"], manifest["size"], manifest["batch"], threads, args.iters)
+    bf16_section(args, entry, row)
     return row
 
 
@@ -217,6 +231,23 @@ def markdown(rows, threads):
         if ph:
             lines.append(f"| {r['arch']} | {r['exporter']} | {r['tilefuse_cold_compile_ms'] / 1e3:.2f} | "
                          + " | ".join(f"{ph.get(p, 0) / 1e3:.2f}" for p in phases) + " |")
+    lines.append("")
+    lines.append("bf16 products (`--precision bf16`; ONNX Runtime stays f32): x ORT and x tilefuse f32 per thread "
+                 "count, and the worst |bf16 - f32| / max |f32| on the suite's inputs (the README promises 2e-2):")
+    lines.append("")
+    lines.append("| model | exporter | " + " | ".join(f"bf16 ms / x ORT / x f32 ({n}t)" for n in threads)
+                 + " | worst relative error | top-1 agreement |")
+    lines.append("|---|---|" + "---|" * (len(threads) + 2))
+    for r in rows:
+        if r.get(f"tilefuse_bf16_ms_{t}t") is None:
+            continue
+        cells = []
+        for n in threads:
+            ms, ort, f32 = r.get(f"tilefuse_bf16_ms_{n}t"), r.get(f"ort_ms_{n}t"), r.get(f"tilefuse_ms_{n}t")
+            cells.append("-" if not ms else f"{ms:.1f} / {ort / ms:.2f} / {f32 / ms:.2f}" if ort and f32 else fmt_ms(ms))
+        top1 = r.get("bf16_top1_agreement")
+        lines.append(f"| {r['arch']} | {r['exporter']} | " + " | ".join(cells)
+                     + f" | {fmt_err(r.get('bf16_worst_relative'))} | {'-' if top1 is None else f'{100 * top1:.0f}%'} |")
     lines.append("")
     lines.append("Where the time goes (share of tilefuse's fused run by step kind, static exports, "
                  f"{t} threads):")
