@@ -1,9 +1,10 @@
-// The precision matrix products are computed in (`--precision`, TILEFUSE_PRECISION). f32 is
-// exact to the model. bf16 multiplies GEMM operands rounded to bf16 (8 significant bits) and sums
-// in f32: the weights are converted once, when a call is prepared, and activations as they are
-// packed, so no pass over memory is added; twice the multiplications per instruction on CPUs
-// with avx512_bf16 (elsewhere bf16 falls back to f32 with a warning). Tensors between steps, and
-// every other op, stay f32 for now. Convolutions stay f32 too.
+// The precision matrix products are computed in (`--precision`, TILEFUSE_PRECISION): MatMul,
+// Gemm and the convolutions on the GEMM engine. f32 is exact to the model. bf16 multiplies GEMM
+// operands rounded to bf16 (8 significant bits) and sums in f32: the weights are converted once,
+// when a call is prepared, and activations as they are packed, so no pass over memory is added;
+// twice the multiplications per instruction on CPUs with avx512_bf16 (elsewhere bf16 falls back
+// to f32 with a warning). Tensors between steps, depthwise convolutions, stems and every other op
+// stay f32 for now.
 #pragma once
 
 #include <string_view>

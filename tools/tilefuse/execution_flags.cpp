@@ -28,7 +28,7 @@ void add_execution_flags(CLI::App* sub, ExecutionFlags& flags) {
                   "default TILEFUSE_SUPERKERNEL or auto")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   sub->add_option("--precision", flags.precision,
-                  "f32: products exact to the model; bf16: MatMul and Gemm multiply operands rounded to bf16 and sum "
+                  "f32: products exact to the model; bf16: MatMul, Gemm and engine convolutions multiply operands rounded to bf16 and sum "
                   "in f32 (twice as fast with avx512_bf16; the README states the error bound); default "
                   "TILEFUSE_PRECISION or f32");
 }
