@@ -20,10 +20,7 @@ class CastCall : public LibraryCall {
     if (x.numel() != out.numel()) {
       fail_user("{}: input {} and planned output {} differ in size", node_.describe(), x.summary(), out.summary());
     }
-    const int64_t units = (x.numel() + kElementsPerUnit - 1) / kElementsPerUnit;
-    team.run(units, [&](int, int64_t first, int64_t end) {
-      x.cast_into(out, first * kElementsPerUnit, std::min(x.numel(), end * kElementsPerUnit));
-    });
+    cast_on_team(team, x, out);
   }
 
  private:
@@ -31,6 +28,13 @@ class CastCall : public LibraryCall {
 };
 
 }  // namespace
+
+void cast_on_team(ThreadTeam& team, const Tensor& from, Tensor& to) {
+  const int64_t units = (from.numel() + kElementsPerUnit - 1) / kElementsPerUnit;
+  team.run(units, [&](int, int64_t first, int64_t end) {
+    from.cast_into(to, first * kElementsPerUnit, std::min(from.numel(), end * kElementsPerUnit));
+  });
+}
 
 bool cast_call_supports(const Node& node) {
   return node.inputs.size() == 1 && node.input(0) != nullptr && node.outputs.size() == 1;

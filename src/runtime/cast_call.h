@@ -15,4 +15,7 @@ bool cast_call_supports(const Node& node);
 
 std::unique_ptr<LibraryCall> prepare_cast_call(const Node& node);
 
+// to[i] = from[i] converted to to's type, by the rules above, over the team (sizes must agree).
+void cast_on_team(ThreadTeam& team, const Tensor& from, Tensor& to);
+
 }  // namespace tilefuse::runtime

@@ -5,18 +5,16 @@
 #include <set>
 #include <string>
 
+#include "runtime/cast_call.h"
+
 namespace tilefuse::runtime {
 
 namespace {
 
-constexpr int64_t kElementsPerUnit = 16384;  // of a conversion, per unit of the team's work
-
-// to[i] = from[i] converted, over the team; `to` keeps its buffer when its shape is unchanged.
+// to = from converted, over the team; `to` keeps its buffer when its shape is unchanged.
 void convert_on_team(ThreadTeam& team, const Tensor& from, Tensor& to) {
   if (!to.defined() || to.shape() != from.shape()) to = Tensor(to.defined() ? to.dtype() : DType::f32, from.shape());
-  team.run((from.numel() + kElementsPerUnit - 1) / kElementsPerUnit, [&](int, int64_t first, int64_t end) {
-    from.cast_into(to, first * kElementsPerUnit, std::min(from.numel(), end * kElementsPerUnit));
-  });
+  cast_on_team(team, from, to);
 }
 
 class HalfPrecisionCall : public LibraryCall {
