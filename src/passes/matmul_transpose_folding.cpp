@@ -28,6 +28,18 @@ Node* foldable_transpose(const Graph& graph, const Node& mm, size_t i) {
   return t;
 }
 
+// The Transpose reading the result of `mm`, if it can become the result's perm: the product's
+// rows then land at the transposed tensor's strides, each row still contiguous.
+Node* foldable_result_transpose(const Graph& graph, const Node& mm) {
+  const Value* out = mm.outputs[0];
+  if (out->users.size() != 1 || graph.is_output(out) || mm.has_attr("perm_y")) return nullptr;
+  Node* t = out->users[0];
+  if (t->op != "Transpose") return nullptr;
+  const std::vector<int64_t> perm = transpose_perm(*t);
+  const auto last = static_cast<int64_t>(perm.size()) - 1;
+  return perm[last] == last ? t : nullptr;
+}
+
 bool fold(Graph& graph, Node& mm) {
   if (mm.input(0)->rank() < 2 || mm.input(1)->rank() < 2 || mm.outputs[0]->dtype != DType::f32) return false;
   std::vector<Value*> inputs = mm.inputs;
@@ -41,8 +53,14 @@ bool fold(Graph& graph, Node& mm) {
     inputs[i] = t->input(0);
     folded = true;
   }
+  Value* result = mm.outputs[0];
+  if (Node* t = foldable_result_transpose(graph, mm)) {
+    attrs["perm_y"] = transpose_perm(*t);
+    result = t->outputs[0];
+    folded = true;
+  }
   if (!folded) return false;
-  replace_value(graph, mm.outputs[0], "FusedMatMul", mm.name, inputs, attrs);
+  replace_value(graph, result, "FusedMatMul", mm.name, inputs, attrs);
   return true;
 }
 

@@ -105,7 +105,7 @@ std::vector<Tensor> matmul(const Node& node, const std::vector<Tensor>& in) {
   return {out};
 }
 
-// Operand `attr` of a FusedMatMul: the input transposed by the node's perm, if it has one.
+// Operand or result `attr` of a FusedMatMul: the tensor transposed by the node's perm, if it has one.
 Tensor fused_operand(const Node& node, const Tensor& x, const char* attr) {
   if (!node.has_attr(attr)) return x;
   const std::vector<int64_t> perm = node.attr_ints(attr);
@@ -119,7 +119,8 @@ Tensor fused_operand(const Node& node, const Tensor& x, const char* attr) {
 }
 
 // MatMul of the (transposed) operands, then bias[j] added to every output row, then the
-// activation (in double, on the product rounded to the output's type, as the unfused graph does).
+// activation (in double, on the product rounded to the output's type, as the unfused graph does),
+// then the transpose of the result.
 std::vector<Tensor> fused_matmul(const Node& node, const std::vector<Tensor>& in) {
   const Tensor a = fused_operand(node, required_input(node, in, 0), "perm_a");
   const Tensor b = fused_operand(node, required_input(node, in, 1), "perm_b");
@@ -133,9 +134,8 @@ std::vector<Tensor> fused_matmul(const Node& node, const std::vector<Tensor>& in
     for (int64_t i = 0; i < out.numel(); ++i) out.set_f64(i, out.get_f64(i) + bias->get_f64(i % n));
   }
   const FusedActivation act = fused_activation(node);
-  if (act.identity()) return {out};
-  for (int64_t i = 0; i < out.numel(); ++i) out.set_f64(i, act(out.get_f64(i)));
-  return {out};
+  for (int64_t i = 0; !act.identity() && i < out.numel(); ++i) out.set_f64(i, act(out.get_f64(i)));
+  return {fused_operand(node, out, "perm_y")};
 }
 
 std::vector<Tensor> gemm(const Node& node, const std::vector<Tensor>& in) {

@@ -34,14 +34,29 @@ struct Operand {
   }
 };
 
+// The strides at which a product [batch..., M, N] is written: contiguous, or through
+// FusedMatMul's perm_y (the result transposed, its last dim still last) at the transposed
+// tensor's strides.
+std::vector<int64_t> product_strides(const Node& node, const std::vector<int64_t>& product_shape) {
+  std::vector<int64_t> strides = contiguous_strides(product_shape);
+  if (!node.has_attr("perm_y")) return strides;
+  const std::vector<int64_t> perm = node.attr_ints("perm_y");
+  std::vector<int64_t> result_shape;
+  for (int64_t p : perm) result_shape.push_back(product_shape[p]);
+  const std::vector<int64_t> result = contiguous_strides(result_shape);
+  for (size_t i = 0; i < perm.size(); ++i) strides[perm[i]] = result[i];
+  return strides;
+}
+
 // A MatMul's operands as batches of strided matrices: 1-D A is one row, 1-D B one column; the
-// batch dims broadcast, and batch i reads A and B at the offsets below.
+// batch dims broadcast, and batch i reads A and B and writes C at the offsets below.
 struct MatMulShape {
   int64_t m = 0, k = 0, n = 0;
   MatrixView a_matrix, b_matrix;  // strides only; data is set per batch
-  std::vector<int64_t> a_offsets, b_offsets;  // per batch element, in floats
+  int64_t ldc = 0;                // C's row stride
+  std::vector<int64_t> a_offsets, b_offsets, c_offsets;  // per batch element, in floats
 
-  MatMulShape(Operand a, Operand b) {
+  MatMulShape(const Node& node, Operand a, Operand b) {
     if (a.shape.size() == 1) a.shape.insert(a.shape.begin(), 1), a.strides.insert(a.strides.begin(), 0);
     if (b.shape.size() == 1) b.shape.push_back(1), b.strides.push_back(0);
     const size_t ra = a.shape.size(), rb = b.shape.size();
@@ -50,12 +65,18 @@ struct MatMulShape {
     b_matrix = {nullptr, b.strides[rb - 2], b.strides[rb - 1]};
     std::vector<int64_t> a_batch(a.shape.begin(), a.shape.end() - 2), b_batch(b.shape.begin(), b.shape.end() - 2);
     const std::vector<int64_t> batch = broadcast_dims(a_batch, b_batch, "MatMul batch dims");
+    // C as [batch..., M, N] (a 1-D operand's dim dropped from the result is a size-1 dim here).
+    std::vector<int64_t> product_shape = batch;
+    product_shape.push_back(m), product_shape.push_back(n);
+    const std::vector<int64_t> c_strides = product_strides(node, product_shape);
+    ldc = c_strides[batch.size()];
     for (int64_t i = 0; i < product(batch); ++i) {
       // Offsets of batch element i, broadcasting size-1 (and missing) batch dims.
-      int64_t rest = i, a_off = 0, b_off = 0;
+      int64_t rest = i, a_off = 0, b_off = 0, c_off = 0;
       for (size_t d = batch.size(); d-- > 0;) {
         const int64_t idx = rest % batch[d];
         rest /= batch[d];
+        c_off += idx * c_strides[d];
         const size_t from_end = batch.size() - d;  // 1 for the last batch dim
         if (from_end <= a_batch.size() && a_batch[a_batch.size() - from_end] != 1) {
           a_off += idx * a.strides[a_batch.size() - from_end];
@@ -66,32 +87,43 @@ struct MatMulShape {
       }
       a_offsets.push_back(a_off);
       b_offsets.push_back(b_off);
+      c_offsets.push_back(c_off);
     }
     fold_batches_into_rows();
   }
 
   int64_t batches() const { return static_cast<int64_t>(a_offsets.size()); }
 
+  // Whether batch i's C rows follow batch i - 1's at the row stride, for every i.
+  bool c_rows_follow() const {
+    for (int64_t i = 0; i < batches(); ++i) {
+      if (c_offsets[i] != i * m * ldc) return false;
+    }
+    return true;
+  }
+
   // Batches that share one B but whose A rows are scattered: a seq-first activation read
   // batch-first through a transpose (nn.MultiheadAttention's input projection: [128, 2, 256] x
   // [256, 768] is 128 products of 2 rows). Their rows gathered into one matrix make one product
   // of all of them; the copy is O(m k) against the product's O(m k n), so only for n >= 16.
   bool gathers_rows() const {
-    if (batches() < 2 || n < 16) return false;
+    if (batches() < 2 || n < 16 || !c_rows_follow()) return false;
     return std::all_of(b_offsets.begin(), b_offsets.end(), [&](int64_t o) { return o == b_offsets[0]; });
   }
 
-  // Batches that share one B and whose A rows follow each other at A's row stride are one
-  // product of all their rows: ConvNeXt's [1, 7, 7, 768] x [768, 3072] is one GEMM of 49 rows,
-  // not 7 of 7 rows each (a loop of calls, each too small for any engine to run well).
+  // Batches that share one B and whose A and C rows follow each other at their row strides are
+  // one product of all their rows: ConvNeXt's [1, 7, 7, 768] x [768, 3072] is one GEMM of 49
+  // rows, not 7 of 7 rows each (a loop of calls, each too small for any engine to run well).
   void fold_batches_into_rows() {
     const auto batches = static_cast<int64_t>(a_offsets.size());
+    if (!c_rows_follow()) return;
     for (int64_t i = 1; i < batches; ++i) {
       if (b_offsets[i] != b_offsets[0] || a_offsets[i] != a_offsets[0] + i * m * a_matrix.row_stride) return;
     }
     m *= batches;
     a_offsets.resize(std::min<int64_t>(batches, 1));
     b_offsets.resize(std::min<int64_t>(batches, 1));
+    c_offsets.resize(std::min<int64_t>(batches, 1));
   }
 };
 
@@ -132,7 +164,7 @@ class MatMulCall : public LibraryCall {
       if (gathered) p.m = s.m * s.batches(), p.a.view = gather_rows(team, s, a);
       p.b.view = s.b_matrix, p.b.view.data = b + s.b_offsets[i];
       if (!packed_.empty()) p.b.packed = &packed_[s.b_offsets[i] / std::max<int64_t>(1, s.k * s.n)];
-      p.c = c + i * s.m * s.n, p.ldc = s.n;
+      p.c = c + s.c_offsets[i], p.ldc = s.ldc;
       p.col_bias = bias;
       if (!activation_.identity()) p.activation = &activation_;
       p.bf16 = bf16_;  // attention's products too, whose B is computed during the run
@@ -162,18 +194,18 @@ class MatMulCall : public LibraryCall {
     const CBLAS_TRANSPOSE ta = blas_layout(s.a_matrix, s.m, s.k, lda), tb = blas_layout(s.b_matrix, s.k, s.n, ldb);
     blas_calls_.clear();
     for (size_t i = 0; i < s.a_offsets.size(); ++i) {
-      float* ci = c + static_cast<int64_t>(i) * s.m * s.n;
-      for (int64_t r = 0; bias != nullptr && r < s.m; ++r) std::copy(bias, bias + s.n, ci + r * s.n);
+      float* ci = c + s.c_offsets[i];
+      for (int64_t r = 0; bias != nullptr && r < s.m; ++r) std::copy(bias, bias + s.n, ci + r * s.ldc);
       BlasGemm g;
       g.trans_a = ta, g.trans_b = tb, g.m = s.m, g.n = s.n, g.k = s.k;
       g.a = a + s.a_offsets[i], g.lda = std::max<int64_t>(1, lda);
       g.b = b + s.b_offsets[i], g.ldb = std::max<int64_t>(1, ldb);
-      g.beta = bias != nullptr ? 1.0f : 0.0f, g.c = ci, g.ldc = std::max<int64_t>(1, s.n);
+      g.beta = bias != nullptr ? 1.0f : 0.0f, g.c = ci, g.ldc = std::max<int64_t>(1, s.ldc);
       blas_calls_.push_back(g);
     }
     blas_sgemm_on_team(team, blas_calls_);
     if (activation_.identity()) return;
-    const int64_t count = static_cast<int64_t>(s.a_offsets.size()) * s.m * s.n;
+    const int64_t count = static_cast<int64_t>(s.a_offsets.size()) * s.m * s.n;  // the whole result
     team.run(count, [&](int, int64_t first, int64_t end) { apply_epilogue(c + first, nullptr, end - first, activation_); });
   }
 
@@ -197,7 +229,7 @@ class MatMulCall : public LibraryCall {
   // The batches and strides of these operand shapes: worked out again only when they change.
   const MatMulShape& shape_of(const Tensor& a, const Tensor& b) {
     if (!shape_ || a.shape() != a_dims_ || b.shape() != b_dims_) {
-      shape_.emplace(Operand(node_, a, "perm_a"), Operand(node_, b, "perm_b"));
+      shape_.emplace(node_, Operand(node_, a, "perm_a"), Operand(node_, b, "perm_b"));
       a_dims_ = a.shape(), b_dims_ = b.shape();
     }
     return *shape_;
@@ -303,6 +335,11 @@ class GemmCall : public LibraryCall {
 
 bool matmul_call_supports(const Node& node) {
   if (node.op != "MatMul" && node.op != "FusedMatMul" && node.op != "Gemm") return false;
+  // The engines write rows of the product, so a transposed result must keep them contiguous.
+  if (node.has_attr("perm_y")) {
+    const std::vector<int64_t> perm = node.attr_ints("perm_y");
+    if (perm.empty() || perm.back() != static_cast<int64_t>(perm.size()) - 1) return false;
+  }
   for (const Value* v : node.inputs) {
     if (v != nullptr && v->dtype != DType::f32) return false;
   }

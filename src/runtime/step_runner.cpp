@@ -520,8 +520,11 @@ struct StepRunner::Impl {
     const auto& w = p.shapes.at(n.input(1));
     if (conv) return 2 * outputs * static_cast<double>(product(w) / w[0]);  // per output: C/g * kernel MACs
     const auto& a = p.shapes.at(n.input(0));
-    const bool ta = n.op == "Gemm" && n.attr_int("transA", 0) != 0;
-    return 2 * outputs * static_cast<double>(ta ? a[a.size() - 2] : a.back());
+    // The contracted dim: A's last, or the one Gemm's transA or FusedMatMul's perm_a puts last.
+    size_t k_dim = a.size() - 1;
+    if (n.op == "Gemm" && n.attr_int("transA", 0) != 0) k_dim = 0;
+    if (n.has_attr("perm_a")) k_dim = static_cast<size_t>(n.attr_ints("perm_a").back());
+    return 2 * outputs * static_cast<double>(a[k_dim]);
   }
 
   void describe_steps(StepProfile& profile, const Prepared& p) const {

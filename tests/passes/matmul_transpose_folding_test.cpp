@@ -1,6 +1,7 @@
 // Transpose + MatMul -> FusedMatMul with a perm: folded on either operand (both at once for
-// attention's Q K^T), left alone when the transposed tensor has another reader; the folded graph
-// computes what the original did (reference interpreter, before and after).
+// attention's Q K^T) and on the result, left alone when the transposed tensor has another reader
+// or a transposed result's rows would not stay rows; the folded graph computes what the original
+// did (reference interpreter, before and after).
 #include "passes/matmul_transpose_folding.h"
 
 #include <gtest/gtest.h>
@@ -80,6 +81,60 @@ TEST(MatMulTransposeFolding, KeepsATransposeWithAnotherReader) {
       EXPECT_FALSE(n->has_attr("perm_a"));
     }
   }
+}
+
+// heads = P @ Transpose(v, [0,2,1,3]); y = Transpose(heads, [0,2,1,3]) for p: [2, 3, 5, 5],
+// v: [2, 5, 3, 4] ([B, S, H, D]), as attention's output goes back to [B, S, H, D].
+Graph attention_output(const Ints& result_perm) {
+  Graph g;
+  Value* p = g.add_input("p", DType::f32, {2, 3, 5, 5});
+  Node* tv = g.add_node("Transpose", "tv", {g.add_input("v", DType::f32, {2, 5, 3, 4})}, {"vh"},
+                        {{"perm", Ints{0, 2, 1, 3}}});
+  Node* mm = g.add_node("MatMul", "heads", {p, tv->outputs[0]}, {"h"});
+  Node* ty = g.add_node("Transpose", "ty", {mm->outputs[0]}, {"y"}, {{"perm", result_perm}});
+  g.set_outputs({ty->outputs[0]});
+  g.infer_shapes();
+  return g;
+}
+
+TEST(MatMulTransposeFolding, FoldsTheTransposeOfTheResultWithTheOperands) {
+  Graph before = attention_output({0, 2, 1, 3}), after = attention_output({0, 2, 1, 3});
+  EXPECT_EQ(fold_matmul_transposes(after), 1);
+  ASSERT_EQ(after.num_nodes(), 1u);
+  const Node* fused = after.nodes()[0];
+  EXPECT_EQ(fused->op, "FusedMatMul");
+  EXPECT_EQ(fused->attr_ints("perm_b"), (Ints{0, 2, 1, 3}));
+  EXPECT_EQ(fused->attr_ints("perm_y"), (Ints{0, 2, 1, 3}));
+  EXPECT_EQ(after.outputs()[0]->name, "y");
+  EXPECT_EQ(after.outputs()[0]->shape, before.outputs()[0]->shape);
+  expect_same_results(before, after);
+}
+
+TEST(MatMulTransposeFolding, KeepsAResultTransposeThatMovesTheLastDim) {
+  // [2, 3, 5, 4] -> [2, 3, 4, 5]: the product's rows would become columns.
+  Graph g = attention_output({0, 1, 3, 2});
+  EXPECT_EQ(fold_matmul_transposes(g), 1);  // V's transpose still folds
+  EXPECT_EQ(count_op(g, "Transpose"), 1);
+}
+
+TEST(MatMulTransposeFolding, ABiasFoldsAfterATransposedResult) {
+  // y = Transpose(x @ w, [1, 0, 2]) + b: the bias is along the last dim, which stays last.
+  auto build = [] {
+    Graph g;
+    Node* mm = g.add_node("MatMul", "mm", {g.add_input("x", DType::f32, {3, 4, 6}), g.add_input("w", DType::f32, {6, 5})},
+                          {"p"});
+    Node* t = g.add_node("Transpose", "t", {mm->outputs[0]}, {"pt"}, {{"perm", Ints{1, 0, 2}}});
+    Node* add = g.add_node("Add", "add", {t->outputs[0], g.add_constant("b", filled({5}, 9))}, {"y"});
+    g.set_outputs({add->outputs[0]});
+    g.infer_shapes();
+    return g;
+  };
+  Graph before = build(), after = build();
+  EXPECT_EQ(fold_matmul_transposes(after), 1);
+  EXPECT_EQ(fold_matmul_biases(after), 1);
+  ASSERT_EQ(after.num_nodes(), 1u);
+  EXPECT_EQ(after.nodes()[0]->attr_ints("perm_y"), (Ints{1, 0, 2}));
+  expect_same_results(before, after);
 }
 
 TEST(MatMulTransposeFolding, KeepsATransposeThatMovesTheInnermostDimToABatchDim) {

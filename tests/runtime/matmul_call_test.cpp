@@ -110,6 +110,18 @@ INSTANTIATE_TEST_SUITE_P(
                    {{"perm_a", Ints{1, 0, 2}}, {"activation", std::string("Relu")}}, true},
         MatMulCase{"NarrowTransposedBatches", "FusedMatMul", {{2, 5, 3, 12}, {12, 7}}, {{"perm_a", Ints{0, 2, 1, 3}}}},
         MatMulCase{"VectorABroadcastBatches", "MatMul", {{1, 1, 12}, {4, 12, 6}}, {}},
+        // A transposed result (perm_y): each batch's rows written at the transposed tensor's
+        // strides. Attention's heads back to [B, S, H, D]; broadcast batches; batches of a packed
+        // weight that no longer fold into rows (their C rows do not follow), with an epilogue;
+        // transposed A rows that are not gathered (their C rows would not follow either).
+        MatMulCase{"HeadsPVTransposedResult", "FusedMatMul", {{2, 3, 9, 9}, {2, 9, 3, 16}},
+                   {{"perm_b", Ints{0, 2, 1, 3}}, {"perm_y", Ints{0, 2, 1, 3}}}},
+        MatMulCase{"BroadcastBatchesTransposedResult", "FusedMatMul", {{2, 1, 5, 7}, {3, 7, 4}},
+                   {{"perm_y", Ints{1, 0, 2, 3}}}},
+        MatMulCase{"PackedWeightTransposedResult", "FusedMatMul", {{4, 6, 20}, {20, 33}, {33}},
+                   {{"perm_y", Ints{1, 0, 2}}, {"activation", std::string("Relu")}}, true},
+        MatMulCase{"TransposedBatchesTransposedResult", "FusedMatMul", {{2, 5, 3, 12}, {12, 20}},
+                   {{"perm_a", Ints{0, 2, 1, 3}}, {"perm_y", Ints{0, 2, 1, 3}}}},
         MatMulCase{"GemmTransposed", "Gemm", {{20, 13}, {35, 20}}, {{"transA", int64_t{1}}, {"transB", int64_t{1}}}, true},
         MatMulCase{"GemmColumnBias", "Gemm", {{13, 20}, {20, 35}, {35}}, {{"alpha", 0.5}}, true},
         MatMulCase{"GemmRowBias", "Gemm", {{13, 20}, {20, 35}, {13, 1}}, {}},

@@ -39,11 +39,12 @@ void infer_matmul(Node& node, Graph&) {
   set_output(node, 0, node.input(0)->dtype, out);
 }
 
-// MatMul(Transpose(A, perm_a), Transpose(B, perm_b)) + bias: every part optional (no perm: the
-// operand as it is; no bias input: nothing added), bias a [N] vector along the last dim. Not an
-// ONNX op: fused mode's passes make it (matmul_bias_folding, matmul_transpose_folding) so the
-// GEMM engine reads transposed operands through strides and adds the bias while the output tile
-// is in cache, instead of separate kernels passing through memory.
+// Transpose(act(MatMul(Transpose(A, perm_a), Transpose(B, perm_b)) + bias), perm_y): every part
+// optional (no perm: the operand or result as it is; no bias input: nothing added), bias a [N]
+// vector along the product's last dim. Not an ONNX op: fused mode's passes make it
+// (matmul_bias_folding, matmul_transpose_folding) so the GEMM engine reads transposed operands
+// and writes a transposed result through strides, and adds the bias while the output tile is in
+// cache, instead of separate kernels passing through memory.
 Shape permuted(const Node& node, const char* attr, const Shape& shape) {
   if (!node.has_attr(attr)) return shape;
   const std::vector<int64_t> perm = node.attr_ints(attr);
@@ -72,13 +73,14 @@ void infer_fused_matmul(Node& node, Graph&) {
   Shape out = broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2), node.describe() + " batch dims");
   out.push_back(a[a.size() - 2]);
   out.push_back(b.back());
-  set_output(node, 0, node.input(0)->dtype, out);
+  const Dim n = out.back();
+  set_output(node, 0, node.input(0)->dtype, permuted(node, "perm_y", out));
   if (!node.has_input(2)) return;
   require_same_dtype(node, 2, 0);
   if (node.input(2)->rank() != 1) {
     fail_user("{}: the bias must be a [N] vector, got {}", node.describe(), shape_to_string(node.input(2)->shape));
   }
-  unify_dims(node, node.input(2)->shape[0], out.back(), "bias size and the output's last dim");
+  unify_dims(node, node.input(2)->shape[0], n, "bias size and the product's last dim");
 }
 
 // Y = alpha * op(A) * op(B) + beta * C, op = optional transpose; C broadcasts to [M, N].
@@ -138,6 +140,7 @@ void register_matmul_ops(OpRegistry& registry) {
                 .max_inputs = 3,
                 .attrs = {{"perm_a", AttrKind::Ints},
                           {"perm_b", AttrKind::Ints},
+                          {"perm_y", AttrKind::Ints},
                           {"activation", AttrKind::String},
                           {"activation_params", AttrKind::Floats}},
                 .input_dtypes = kMatMulTypes,
