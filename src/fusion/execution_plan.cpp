@@ -8,8 +8,10 @@
 #include "passes/conv_epilogue_folding.h"
 #include "passes/matmul_activation_folding.h"
 #include "passes/matmul_bias_folding.h"
+#include "passes/matmul_split_folding.h"
 #include "passes/matmul_transpose_folding.h"
 #include "passes/decompose_composites.h"
+#include "passes/gemm_as_matmul.h"
 #include "passes/pattern_registry.h"
 #include "passes/reduction_splitting.h"
 
@@ -21,6 +23,8 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
   passes::fold_batch_norms(planned.graph);
   if (fuse) {  // unfused mode keeps one op per step
     passes::fold_slices_of_concats(planned.graph);
+    passes::express_gemms_as_matmuls(planned.graph);  // first: the MatMul passes below then take Gemms too
+    passes::fold_matmul_splits(planned.graph);  // before the biases: a MatMul's Add then folds per part
     passes::fold_matmul_transposes(planned.graph);
     passes::fold_matmul_biases(planned.graph);
     passes::fold_matmul_activations(planned.graph);  // after the biases: they come between

@@ -1,7 +1,8 @@
 // A FusedActivation (ir/ops/fused_activation.h) applied to whole vectors, for the GEMM
 // micro-kernels' store and the convolution epilogue: the clamp form's fields broadcast once, then
 // an FMA, a max, a min and (HardSwish) a multiply per vector; GELU through a rational erf (no
-// exp, no branch: 19 instructions and a division a vector). Compiled for AVX2 or AVX-512
+// exp, no branch: 19 instructions and a division a vector); GELU's tanh approximation as
+// x sigmoid(2u), one exp and a division. Compiled for AVX2 or AVX-512
 // whatever the build's target: use each only where vector_isa() is at least its ISA.
 #pragma once
 
@@ -55,15 +56,64 @@ __attribute__((target("avx512f"))) inline __m512 avx512_gelu(__m512 x) {
   return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(_mm512_set1_ps(1.0f), erf));
 }
 
+// GELU's tanh approximation, 0.5 x (1 + tanh(u)) with u = sqrt(2 / pi) (x + 0.044715 x^3), is
+// x / (1 + e^(-2u)) (0.5 (1 + tanh u) is the sigmoid of 2u): e^(-2u) = e^(x (kGeluTanhA + kGeluTanhB x^2)).
+inline constexpr float kGeluTanhA = -1.59576912160573071176f;                   // -2 sqrt(2 / pi)
+inline constexpr float kGeluTanhB = -1.59576912160573071176f * 0.044715f;
+// e^t as Cephes' expf computes it: t = n ln 2 + r, |r| <= ln 2 / 2, e^r by a degree-5
+// polynomial, within 2 ulp. t is clamped to [-87.3, 89] first: 2^n stays a normal float at the
+// bottom (GELU needs only the limit there) and is inf at the top, so e^t overflows to inf as
+// std::exp does (GELU(-inf) is then -inf / inf, NaN, as in the unfused graph).
+inline constexpr float kExpP[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                  4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+inline constexpr float kExpLo = -87.3f, kExpHi = 89.0f, kLog2e = 1.44269504088896341f;
+inline constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+
+// e^t on 8 lanes; a NaN stays NaN (max and min return their second operand, t, for a NaN).
+__attribute__((target("avx2,fma"))) inline __m256 avx2_exp(__m256 t) {
+  t = _mm256_min_ps(_mm256_set1_ps(kExpHi), _mm256_max_ps(_mm256_set1_ps(kExpLo), t));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), t));
+  __m256 p = _mm256_set1_ps(kExpP[0]);
+  for (size_t i = 1; i < std::size(kExpP); ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP[i]));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i two_n = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(two_n));
+}
+
+__attribute__((target("avx2,fma"))) inline __m256 avx2_gelu_tanh(__m256 x) {
+  const __m256 minus_2u = _mm256_mul_ps(x, _mm256_fmadd_ps(_mm256_mul_ps(x, x), _mm256_set1_ps(kGeluTanhB), _mm256_set1_ps(kGeluTanhA)));
+  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), avx2_exp(minus_2u)));
+}
+
+// The same on 16 lanes.
+__attribute__((target("avx512f"))) inline __m512 avx512_exp(__m512 t) {
+  const __mmask16 all = 0xffff;  // see avx512_gelu
+  t = _mm512_maskz_min_ps(all, _mm512_set1_ps(kExpHi), _mm512_maskz_max_ps(all, _mm512_set1_ps(kExpLo), t));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), t));
+  __m512 p = _mm512_set1_ps(kExpP[0]);
+  for (size_t i = 1; i < std::size(kExpP); ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP[i]));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_scalef_ps(p, n);
+}
+
+__attribute__((target("avx512f"))) inline __m512 avx512_gelu_tanh(__m512 x) {
+  const __m512 minus_2u = _mm512_mul_ps(x, _mm512_fmadd_ps(_mm512_mul_ps(x, x), _mm512_set1_ps(kGeluTanhB), _mm512_set1_ps(kGeluTanhA)));
+  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), avx512_exp(minus_2u)));
+}
+
 // max(lo, g) and min(hi, g) return g when it is NaN, as FusedActivation's scalar form does.
 struct Avx2Activation {
   __m256 scale, shift, lo, hi;
-  bool times_input, gelu;
+  bool times_input;
+  FusedActivation::Form form;
   __attribute__((target("avx2,fma"))) explicit Avx2Activation(const FusedActivation& a)
       : scale(_mm256_set1_ps(a.scale)), shift(_mm256_set1_ps(a.shift)), lo(_mm256_set1_ps(a.lo)),
-        hi(_mm256_set1_ps(a.hi)), times_input(a.times_input), gelu(a.form == FusedActivation::Form::gelu) {}
+        hi(_mm256_set1_ps(a.hi)), times_input(a.times_input), form(a.form) {}
   __attribute__((target("avx2,fma"))) __m256 operator()(__m256 x) const {
-    if (gelu) return avx2_gelu(x);
+    if (form == FusedActivation::Form::gelu) return avx2_gelu(x);
+    if (form == FusedActivation::Form::gelu_tanh) return avx2_gelu_tanh(x);
     const __m256 g = _mm256_min_ps(hi, _mm256_max_ps(lo, _mm256_fmadd_ps(x, scale, shift)));
     return times_input ? _mm256_mul_ps(x, g) : g;
   }
@@ -71,12 +121,14 @@ struct Avx2Activation {
 
 struct Avx512Activation {
   __m512 scale, shift, lo, hi;
-  bool times_input, gelu;
+  bool times_input;
+  FusedActivation::Form form;
   __attribute__((target("avx512f"))) explicit Avx512Activation(const FusedActivation& a)
       : scale(_mm512_set1_ps(a.scale)), shift(_mm512_set1_ps(a.shift)), lo(_mm512_set1_ps(a.lo)),
-        hi(_mm512_set1_ps(a.hi)), times_input(a.times_input), gelu(a.form == FusedActivation::Form::gelu) {}
+        hi(_mm512_set1_ps(a.hi)), times_input(a.times_input), form(a.form) {}
   __attribute__((target("avx512f"))) __m512 operator()(__m512 x) const {
-    if (gelu) return avx512_gelu(x);
+    if (form == FusedActivation::Form::gelu) return avx512_gelu(x);
+    if (form == FusedActivation::Form::gelu_tanh) return avx512_gelu_tanh(x);
     const __mmask16 all = 0xffff;  // see avx512_gelu
     const __m512 g = _mm512_maskz_min_ps(all, hi, _mm512_maskz_max_ps(all, lo, _mm512_fmadd_ps(x, scale, shift)));
     return times_input ? _mm512_mul_ps(x, g) : g;

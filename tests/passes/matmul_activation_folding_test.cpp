@@ -1,8 +1,8 @@
-// MatMul [+ bias] + activation -> FusedMatMul with `activation`: GELU as PyTorch's exporters
-// write it (five ops, in each arrangement the pass knows), the ONNX Gelu op and the clamp activations are
-// folded; a product with another reader, a GELU with a wrong constant or the tanh Gelu are left
-// alone; the folded graph computes what the original did (reference interpreter, before and
-// after).
+// MatMul [+ bias] + activation -> FusedMatMul with `activation`: GELU and its tanh approximation
+// as PyTorch's exporters write them (in several arrangements of ops), the ONNX Gelu op (both
+// forms) and the clamp activations are folded; a product with another reader, a GELU with a
+// wrong constant or a function that is only close to GELU are left alone; the folded graph
+// computes what the original did (reference interpreter, before and after).
 #include "passes/matmul_activation_folding.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +19,7 @@ using namespace pass_testing;
 
 // How the GELU after the product is written.
 enum class GeluForm { div_then_half, half_first, half_of_sum, mul_by_inverse_sqrt2 };
+enum class TanhGeluForm { gpt2, cube_by_products };
 
 // x[2, 5, 8] @ w[8, 6] + bias -> p; then whatever a test adds after it.
 struct Linear {
@@ -41,6 +42,14 @@ struct Linear {
     if (form == GeluForm::half_first) return op("Mul", {op("Mul", {p, scalar(0.5f)}), one_plus});
     if (form == GeluForm::half_of_sum) return op("Mul", {p, op("Mul", {scalar(0.5f), one_plus})});
     return op("Mul", {op("Mul", {p, one_plus}), scalar(0.5f)});
+  }
+  // 0.5 * p * (1 + tanh(sqrt(2 / pi) * (p + c * p^3))), p^3 as Pow (GPT-2's NewGELU through
+  // TorchScript) or as p * p * p.
+  Value* tanh_gelu(TanhGeluForm form, float c = 0.044715f) {
+    Value* cube = form == TanhGeluForm::gpt2 ? op("Pow", {p, scalar(3.0f)}) : op("Mul", {op("Mul", {p, p}), p});
+    Value* inner = op("Mul", {scalar(std::sqrt(2.0f / static_cast<float>(M_PI))), op("Add", {p, op("Mul", {scalar(c), cube})})});
+    Value* one_plus = op("Add", {op("Tanh", {inner}), scalar(1.0f)});
+    return op("Mul", {op("Mul", {scalar(0.5f), p}), one_plus});
   }
   void finish(std::vector<Value*> outputs) {
     g.set_outputs(outputs);
@@ -71,6 +80,48 @@ TEST(MatMulActivationFolding, FoldsEachFormOfTheExportedGelu) {
   }
 }
 
+TEST(MatMulActivationFolding, FoldsEachFormOfTheExportedTanhGelu) {
+  for (TanhGeluForm form : {TanhGeluForm::gpt2, TanhGeluForm::cube_by_products}) {
+    Linear before, after;
+    before.finish({before.tanh_gelu(form)});
+    after.finish({after.tanh_gelu(form)});
+    EXPECT_EQ(fold(after.g), 1);
+    ASSERT_EQ(after.g.num_nodes(), 1u);
+    EXPECT_EQ(after.g.nodes()[0]->attr_string("activation", ""), "GeluTanh");
+    expect_same_results(before.g, after.g);
+  }
+}
+
+TEST(MatMulActivationFolding, FoldsAnActivationAfterReshapesOfTheProduct) {
+  // GPT-2's MLP: the [128, 3072] product is reshaped to [1, 128, 3072] before its GELU.
+  auto build = [](bool written_out) {
+    Linear l;
+    l.p = l.op("Reshape", {l.p, l.g.add_constant("shape", Tensor::from_vector<int64_t>(DType::i64, {2}, {10, 6}))});
+    l.finish({written_out ? l.tanh_gelu(TanhGeluForm::gpt2) : l.op("Relu", {l.p})});
+    return l;
+  };
+  for (bool written_out : {true, false}) {
+    Linear before = build(written_out), after = build(written_out);
+    const std::string output = after.g.outputs()[0]->name;
+    EXPECT_EQ(fold(after.g), 1);
+    EXPECT_EQ(count_op(after.g, "FusedMatMul"), 1);
+    EXPECT_EQ(count_op(after.g, "Reshape"), 1);
+    EXPECT_EQ(after.g.num_nodes(), 2u);
+    EXPECT_EQ(after.g.outputs()[0]->name, output);
+    expect_same_results(before.g, after.g);
+  }
+}
+
+TEST(MatMulActivationFolding, FoldsTheTanhGeluOp) {
+  Linear before, after;
+  before.finish({before.op("Gelu", {before.p}, {{"approximate", std::string("tanh")}})});
+  after.finish({after.op("Gelu", {after.p}, {{"approximate", std::string("tanh")}})});
+  EXPECT_EQ(fold(after.g), 1);
+  ASSERT_EQ(after.g.num_nodes(), 1u);
+  EXPECT_EQ(after.g.nodes()[0]->attr_string("activation", ""), "GeluTanh");
+  expect_same_results(before.g, after.g);
+}
+
 TEST(MatMulActivationFolding, FoldsTheGeluOpAndTheClampActivations) {
   for (const char* act : {"Gelu", "Relu", "HardSwish", "HardSigmoid"}) {
     Linear before, after;
@@ -93,9 +144,14 @@ TEST(MatMulActivationFolding, LeavesAnythingElseAlone) {
   Linear wrong_constant;  // x / 1.5 is not GELU's
   wrong_constant.finish({wrong_constant.gelu(GeluForm::div_then_half, 1.5f)});
   EXPECT_EQ(fold(wrong_constant.g), 0);
-  Linear tanh_gelu;  // the tanh approximation is another function
-  tanh_gelu.finish({tanh_gelu.op("Gelu", {tanh_gelu.p}, {{"approximate", std::string("tanh")}})});
-  EXPECT_EQ(fold(tanh_gelu.g), 0);
+  Linear near_tanh_gelu;  // 0.045 for 0.044715: within 1e-3 of GELU, but not GELU
+  near_tanh_gelu.finish({near_tanh_gelu.tanh_gelu(TanhGeluForm::gpt2, 0.045f)});
+  EXPECT_EQ(fold(near_tanh_gelu.g), 0);
+  Linear scaled_gelu;  // GELU times 1.01 is not GELU; GELU itself still folds, the scale stays
+  Value* gelu = scaled_gelu.gelu(GeluForm::div_then_half);
+  scaled_gelu.finish({scaled_gelu.op("Mul", {gelu, scaled_gelu.scalar(1.01f)})});
+  EXPECT_EQ(fold(scaled_gelu.g), 1);
+  EXPECT_EQ(count_op(scaled_gelu.g, "Mul"), 1);
   Graph vector_product;  // a MatMul of a vector stays a MatMul (FusedMatMul takes matrices)
   Value* v = vector_product.add_input("v", DType::f32, {8});
   Value* m = vector_product.add_node("MatMul", "mm", {v, vector_product.add_constant("w", filled({8, 6}, 1))}, {"m"})->outputs[0];

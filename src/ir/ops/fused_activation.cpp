@@ -47,8 +47,11 @@ FusedActivation fused_activation(const Node& node) {
   } else if (name == "Gelu") {
     params(0);
     a.form = FusedActivation::Form::gelu;
+  } else if (name == "GeluTanh") {
+    params(0);
+    a.form = FusedActivation::Form::gelu_tanh;
   } else {
-    fail_user("{}: activation '{}' is not one of Relu, Clip, HardSigmoid, HardSwish, Gelu", node.describe(), name);
+    fail_user("{}: activation '{}' is not one of Relu, Clip, HardSigmoid, HardSwish, Gelu, GeluTanh", node.describe(), name);
   }
   return a;
 }
@@ -56,7 +59,12 @@ FusedActivation fused_activation(const Node& node) {
 std::optional<AttributeMap> activation_attributes(const Node& node) {
   if (node.outputs.size() != 1 || node.outputs[0]->dtype != DType::f32) return std::nullopt;
   if (node.op == "Relu" || node.op == "HardSwish") return AttributeMap{{"activation", node.op}};
-  if (node.op == "Gelu" && node.attr_string("approximate", "none") == "none") return AttributeMap{{"activation", node.op}};
+  if (node.op == "Gelu") {
+    const std::string approximate = node.attr_string("approximate", "none");
+    if (approximate == "none") return AttributeMap{{"activation", std::string("Gelu")}};
+    if (approximate == "tanh") return AttributeMap{{"activation", std::string("GeluTanh")}};
+    return std::nullopt;
+  }
   if (node.op == "HardSigmoid") {
     return AttributeMap{{"activation", node.op},
                         {"activation_params", std::vector<double>{node.attr_float("alpha", 0.2), node.attr_float("beta", 0.5)}}};

@@ -5,10 +5,12 @@
 //   Clip(min, max)            clamp(x, min, max)          (ReLU6 is Clip(0, 6))
 //   HardSigmoid(alpha, beta)  clamp(alpha * x + beta, 0, 1)
 //   HardSwish                 x * clamp(x / 6 + 0.5, 0, 1)
-// The other form is GELU, 0.5 x (1 + erf(x / sqrt 2)), which follows the first MatMul of every
-// transformer MLP (BERT, ViT, ConvNeXt). The fused op keeps the activation's ONNX name in its
-// `activation` attribute ("Gelu" for GELU) and the op's parameters in `activation_params` (Clip:
-// min, max; HardSigmoid: alpha, beta), as ONNX Runtime's FusedConv.
+// The other forms are GELU, 0.5 x (1 + erf(x / sqrt 2)), which follows the first MatMul of every
+// transformer MLP (BERT, ViT, ConvNeXt), and its tanh approximation (GPT-2's),
+// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). The fused op keeps the activation's ONNX
+// name in its `activation` attribute ("Gelu" for GELU, "GeluTanh" for the approximation: ONNX's
+// Gelu with approximate = "tanh") and the op's parameters in `activation_params` (Clip: min, max;
+// HardSigmoid: alpha, beta), as ONNX Runtime's FusedConv.
 #pragma once
 
 #include <cmath>
@@ -22,7 +24,7 @@
 namespace tilefuse {
 
 struct FusedActivation {
-  enum class Form { clamp, gelu };
+  enum class Form { clamp, gelu, gelu_tanh };
   Form form = Form::clamp;
   // The clamp form's fields (a GELU ignores them).
   float scale = 1.0f, shift = 0.0f;
@@ -33,6 +35,9 @@ struct FusedActivation {
   // In float for the runtime's scalar paths, in double for the reference interpreter.
   template <typename T> T operator()(T x) const {
     if (form == Form::gelu) return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
+    if (form == Form::gelu_tanh) {
+      return T(0.5) * x * (T(1) + std::tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x)));
+    }
     T g = T(scale) * x + T(shift);
     g = g < T(lo) ? T(lo) : (g > T(hi) ? T(hi) : g);  // a NaN stays NaN
     return times_input ? x * g : g;
@@ -45,7 +50,7 @@ FusedActivation fused_activation(const Node& node);
 
 // The fused-op attributes (`activation`, `activation_params`) that compute `node`, an f32 op of
 // one input; nullopt for an op it cannot express (another op, Clip with bounds that are not
-// constant, a Gelu with the tanh approximation, a type other than f32).
+// constant, a type other than f32).
 std::optional<AttributeMap> activation_attributes(const Node& node);
 
 }  // namespace tilefuse
