@@ -135,9 +135,16 @@ class MatMulCall : public LibraryCall {
         activation_(fused_activation(node)),
         bf16_(effective_precision(precision) == Precision::bf16) {
     const Value* b = node.input(1);
-    if (!own_gemm_engine() || !b->constant.has_value() || node.has_attr("perm_b")) return;
-    // A constant B: each of its batch matrices packed once.
+    if (!own_gemm_engine() || !b->constant.has_value()) return;
+    // A constant B: each of its batch matrices packed once; a transposed one (a Linear layer's
+    // [out, in] weight read through perm_b [1, 0]) when it is a single matrix.
     const std::vector<int64_t>& bs = b->constant->shape();
+    if (node.has_attr("perm_b")) {
+      if (bs.size() != 2 || node.attr_ints("perm_b") != std::vector<int64_t>{1, 0}) return;
+      const MatrixView view{b->constant->data<float>(), 1, bs[1]};
+      packed_.push_back(pack_weight(view, bs[1], bs[0], precision));
+      return;
+    }
     const int64_t k = bs.size() == 1 ? bs[0] : bs[bs.size() - 2], n = bs.size() == 1 ? 1 : bs.back();
     const int64_t count = bs.size() <= 2 ? 1 : product(std::vector<int64_t>(bs.begin(), bs.end() - 2));
     for (int64_t i = 0; i < count; ++i) {

@@ -54,7 +54,9 @@ void check(const MatMulCase& c, Precision precision, const std::function<double(
   }
   Tensor expected = reference::evaluate_node(*node, seen).at(0);
   std::unique_ptr<LibraryCall> call = prepare_matmul_call(*node, default_blocking(48 << 10, 2 << 20), precision);
-  EXPECT_EQ(call->packed_bytes() > 0, c.constant_b && own_gemm_engine() && !c.attrs.count("perm_b"));
+  // A constant B is packed once, a transposed one too when it is a single matrix.
+  const bool packs = c.constant_b && (!c.attrs.count("perm_b") || c.shapes[1].size() == 2);
+  EXPECT_EQ(call->packed_bytes() > 0, packs && own_gemm_engine());
   for (int workers : {1, 2}) {
     ThreadTeam team(workers);
     std::vector<Tensor> outs = {Tensor(DType::f32, expected.shape())};
@@ -96,6 +98,9 @@ INSTANTIATE_TEST_SUITE_P(
                    {{"perm_a", Ints{0, 2, 1, 3}}, {"perm_b", Ints{0, 2, 3, 1}}}},
         MatMulCase{"HeadsPV", "FusedMatMul", {{2, 3, 9, 9}, {2, 9, 3, 16}}, {{"perm_b", Ints{0, 2, 1, 3}}}},
         MatMulCase{"TransposedConstantWeight", "FusedMatMul", {{4, 20}, {33, 20}, {33}}, {{"perm_b", Ints{1, 0}}}, true},
+        // A Linear layer's [out, in] weight on one row: a matrix-vector product from the panels.
+        MatMulCase{"TransposedConstantWeightOneRow", "FusedMatMul", {{1, 40}, {37, 40}, {37}},
+                   {{"perm_b", Ints{1, 0}}, {"activation", std::string("Relu")}}, true},
         // Batches of A rows over one B fold into one product of all the rows; those whose rows
         // do not follow each other (a transposed A) are gathered into one matrix first, unless
         // B is narrower than 16 columns; a batched B stays batches.
