@@ -77,6 +77,7 @@ class StructureBuilder {
       case StepKind::View: return view(x, step.which);
       case StepKind::MatMul: return matmul(x, step.which);
       case StepKind::Concat: return node("Concat", {x, same_shape(x, step.other)}, {{"axis", int64_t{0}}});
+      case StepKind::RewrittenProduct: return rewritten_product(x, step.which);
     }
     return nullptr;
   }
@@ -120,6 +121,64 @@ class StructureBuilder {
     }
   }
 
+  // A weight [rows, cols]: a constant when both are known, else a new input (which no fold takes).
+  Value* weight(const Dim& rows, const Dim& cols) {
+    if (rows.is_const() && cols.is_const()) return constant(values({rows.value(), cols.value()}));
+    return input({rows, cols});
+  }
+
+  // x with rank >= `rank`: size-1 dims put in front.
+  Value* at_least_rank(Value* x, int64_t rank) {
+    while (x->rank() < rank) x = node("Unsqueeze", {x, i64_constant({0})});
+    return x;
+  }
+
+  // Products the fused mode rewrites before it plans kernels. Sometimes an intermediate joins the
+  // pool, so that a later step reads it too and the rewrite must be refused.
+  Value* rewritten_product(Value* x, int which) {
+    const Dim k = x->shape.back();  // a copy: every node() infers the shapes again
+    switch (which % 4) {
+      case 0: {  // a Linear layer as Gemm: [rows, k] x [3, k]^T + [3] (passes/gemm_as_matmul.h)
+        Value* rows = node("Flatten", {x}, {{"axis", x->rank() - 1}});
+        return node("Gemm", {rows, weight(Dim(3), k), constant(values({3}))}, {{"transB", int64_t{1}}});
+      }
+      case 1: {  // the result's leading dims rotated, its last kept (FusedMatMul's perm_y)
+        Value* matrices = at_least_rank(x, 3);
+        Value* p = node("MatMul", {matrices, weight(k, Dim(3))});
+        if (which % 3 == 0) pool_.push_back(p);
+        std::vector<int64_t> perm = {p->rank() - 2};
+        for (int64_t d = 0; d + 2 < p->rank(); ++d) perm.push_back(d);
+        perm.push_back(p->rank() - 1);
+        return node("Transpose", {p}, {{"perm", perm}});
+      }
+      case 2: {  // a product's 96 columns split into 64 and 32 (passes/matmul_split_folding.h)
+        Value* p = node("MatMul", {x, weight(k, Dim(96))});
+        if (which % 3 == 0) pool_.push_back(p);
+        Node* split = graph().add_node("Split", fmt::format("Split{}", next_id_), {p, i64_constant({64, 32})},
+                                       {fmt::format("v{}a", next_id_), fmt::format("v{}b", next_id_)}, {{"axis", int64_t{-1}}});
+        ++next_id_;
+        graph().infer_shapes();
+        pool_.push_back(split->outputs[1]);
+        return split->outputs[0];
+      }
+      default: return linear_tanh_gelu(x, which);
+    }
+  }
+
+  // x @ w + b, sometimes reshaped to [-1, 3], then GELU's tanh approximation as GPT-2 writes it:
+  // 0.5 * y * (1 + tanh(sqrt(2 / pi) * (y + 0.044715 * y^3))).
+  Value* linear_tanh_gelu(Value* x, int which) {
+    const Dim k = x->shape.back();
+    Value* matrix = at_least_rank(x, 2);
+    Value* y = node("Add", {node("MatMul", {matrix, weight(k, Dim(3))}), constant(values({3}))});
+    if (which % 8 >= 4) y = node("Reshape", {y, i64_constant({-1, 3})});
+    if (which % 3 == 0) pool_.push_back(y);
+    auto scalar = [&](float v) { return constant(Tensor::scalar_f32(v)); };
+    Value* cube = node("Mul", {scalar(0.044715f), node("Pow", {y, scalar(3.0f)})});
+    Value* t = node("Tanh", {node("Mul", {scalar(0.7978845608f), node("Add", {y, cube})})});
+    return node("Mul", {node("Mul", {scalar(0.5f), y}), node("Add", {scalar(1.0f), t})});
+  }
+
   // A constant of `shape` with values in [-0.5, 0.5).
   static Tensor values(std::vector<int64_t> shape) {
     Tensor t(DType::f32, std::move(shape));
@@ -154,7 +213,8 @@ rc::Gen<StepSpec> step_spec() {
                                                                         {20, StepKind::Binary},
                                                                         {30, StepKind::View},
                                                                         {12, StepKind::MatMul},
-                                                                        {8, StepKind::Concat}})),
+                                                                        {8, StepKind::Concat},
+                                                                        {8, StepKind::RewrittenProduct}})),
       rc::gen::set(&StepSpec::which, rc::gen::inRange(0, 60)), rc::gen::set(&StepSpec::operand, rc::gen::inRange(0, 60)),
       rc::gen::set(&StepSpec::other, rc::gen::inRange(0, 60)));
 }

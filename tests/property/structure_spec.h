@@ -2,7 +2,9 @@
 // compute: several outputs, outputs that are views of intermediates, outputs that later steps
 // also read, graph inputs and constants as outputs, the same value listed twice, unused inputs,
 // MatMul (library) and Concat (host) steps between kernels, Linear layers with GELU (which the
-// fused mode folds into the GEMM unless another step reads the product), symbolic dims. The arithmetic is
+// fused mode folds into the GEMM unless another step reads the product), products the fused mode
+// rewrites (a Gemm with transB and a bias, a transposed result, columns taken apart by a Split,
+// GELU's tanh form after a Reshape), symbolic dims. The arithmetic is
 // kept to a few cheap ops so that kernels repeat across cases and the suite stays fast; the
 // kernels' arithmetic is what graph_spec.h covers.
 //
@@ -20,7 +22,7 @@
 
 namespace tilefuse::property {
 
-enum class StepKind { Unary, Binary, View, MatMul, Concat };
+enum class StepKind { Unary, Binary, View, MatMul, Concat, RewrittenProduct };
 
 struct StepSpec {
   StepKind kind = StepKind::Unary;
