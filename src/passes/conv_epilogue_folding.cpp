@@ -2,6 +2,7 @@
 
 #include "ir/ops/fused_activation.h"
 #include "passes/node_rewrite.h"
+#include "passes/written_activation.h"
 
 namespace tilefuse::passes {
 
@@ -45,13 +46,32 @@ bool fold_activation(Graph& graph, Node& act) {
   return true;
 }
 
+// An activation written out after the convolution (passes/written_activation.h): SiLU as
+// x * Sigmoid(x), GELU.
+bool fold_written_out(Graph& graph, Node& conv) {
+  Value* x = conv.outputs[0];
+  if (conv.attrs.contains("activation") || x->dtype != DType::f32 || x->users.empty()) return false;
+  std::optional<WrittenActivation> found = written_activation(graph, x);
+  if (!found) return false;
+  found->attrs.insert(conv.attrs.begin(), conv.attrs.end());
+  replace_value(graph, found->out, "FusedConv", conv.name, conv_inputs(conv, nullptr), found->attrs);
+  return true;
+}
+
 }  // namespace
 
 int fold_conv_epilogues(Graph& graph) {
-  return rewrite_nodes(graph, [&](Node& n) {
-    if (n.op == "Add") return fold_residual(graph, n);
-    return fold_activation(graph, n);
-  });
+  // Until nothing folds: an activation written out after a residual is seen only once the
+  // residual's FusedConv exists.
+  int folded = 0;
+  while (const int now = rewrite_nodes(graph, [&](Node& n) {
+           if (n.op == "Add") return fold_residual(graph, n);
+           if (n.op == "Conv" || n.op == "FusedConv") return fold_written_out(graph, n);
+           return fold_activation(graph, n);
+         })) {
+    folded += now;
+  }
+  return folded;
 }
 
 }  // namespace tilefuse::passes

@@ -2,10 +2,12 @@
 // on each output tile while the tile is in cache instead of a separate kernel reading the whole
 // output back:
 //   Conv + Add(residual)             -> FusedConv(X, W, B, Z = residual)
-//   Conv [+ Add] + Relu / Clip / HardSigmoid / HardSwish -> FusedConv with that activation
-// (ResNet's conv + add + relu, MobileNet's conv + hardswish, ReLU6 everywhere). Conditions: an
-// f32 Conv whose output only that op reads (and is not a graph output); an Add whose other
-// operand has the output's shape exactly (no broadcast); a Clip with constant bounds.
+//   Conv [+ Add] + Relu / Clip / HardSigmoid / HardSwish / Sigmoid / Gelu -> FusedConv with that
+//   activation, also SiLU and GELU written out (passes/written_activation.h)
+// (ResNet's conv + add + relu, MobileNet's conv + hardswish, ReLU6 everywhere, EfficientNet's and
+// YOLO's conv + x * sigmoid(x)). Conditions: an f32 Conv whose output only that op (or the
+// written-out activation's ops) reads, and is not a graph output; an Add whose other operand has
+// the output's shape exactly (no broadcast); a Clip with constant bounds.
 #pragma once
 
 #include "ir/graph.h"

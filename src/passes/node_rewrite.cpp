@@ -1,5 +1,6 @@
 #include "passes/node_rewrite.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "ir/op_registry.h"
@@ -8,7 +9,12 @@ namespace tilefuse::passes {
 
 int rewrite_nodes(Graph& graph, const std::function<bool(Node&)>& rewrite) {
   int rewritten = 0;
-  for (Node* n : graph.nodes()) rewritten += rewrite(*n) ? 1 : 0;
+  for (Node* n : graph.nodes()) {
+    // A node an earlier rewrite of this sweep left without readers is dead: not rewritten again.
+    const bool dead = std::all_of(n->outputs.begin(), n->outputs.end(),
+                                  [&](const Value* v) { return v->users.empty() && !graph.is_output(v); });
+    if (!dead) rewritten += rewrite(*n) ? 1 : 0;
+  }
   if (rewritten > 0) {
     graph.topo_sort();
     graph.remove_dead_nodes();

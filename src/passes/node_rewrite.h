@@ -10,7 +10,8 @@
 
 namespace tilefuse::passes {
 
-// Calls rewrite(node) on every node the graph has at the start, in order; when any returns true,
+// Calls rewrite(node) on every node the graph has at the start, in order, except those whose
+// outputs nothing reads any more (an earlier rewrite replaced them); when any returns true,
 // re-sorts the graph and removes what became dead. Returns how many returned true.
 int rewrite_nodes(Graph& graph, const std::function<bool(Node&)>& rewrite);
 

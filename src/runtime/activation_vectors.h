@@ -1,8 +1,8 @@
 // A FusedActivation (ir/ops/fused_activation.h) applied to whole vectors, for the GEMM
 // micro-kernels' store and the convolution epilogue: the clamp form's fields broadcast once, then
 // an FMA, a max, a min and (HardSwish) a multiply per vector; GELU through a rational erf (no
-// exp, no branch: 19 instructions and a division a vector); GELU's tanh approximation as
-// x sigmoid(2u), one exp and a division. Compiled for AVX2 or AVX-512
+// exp, no branch: 19 instructions and a division a vector); GELU's tanh approximation, the
+// sigmoid and SiLU as x / (1 + e^t), one exp and a division. Compiled for AVX2 or AVX-512
 // whatever the build's target: use each only where vector_isa() is at least its ISA.
 #pragma once
 
@@ -81,9 +81,15 @@ __attribute__((target("avx2,fma"))) inline __m256 avx2_exp(__m256 t) {
   return _mm256_mul_ps(p, _mm256_castsi256_ps(two_n));
 }
 
+// y / (1 + e^t): GELU's tanh approximation (y = x, t = -2u), SiLU (y = x, t = -x), the sigmoid
+// (y = 1, t = -x).
+__attribute__((target("avx2,fma"))) inline __m256 avx2_over_one_plus_exp(__m256 y, __m256 t) {
+  return _mm256_div_ps(y, _mm256_add_ps(_mm256_set1_ps(1.0f), avx2_exp(t)));
+}
+
 __attribute__((target("avx2,fma"))) inline __m256 avx2_gelu_tanh(__m256 x) {
   const __m256 minus_2u = _mm256_mul_ps(x, _mm256_fmadd_ps(_mm256_mul_ps(x, x), _mm256_set1_ps(kGeluTanhB), _mm256_set1_ps(kGeluTanhA)));
-  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), avx2_exp(minus_2u)));
+  return avx2_over_one_plus_exp(x, minus_2u);
 }
 
 // The same on 16 lanes.
@@ -98,9 +104,13 @@ __attribute__((target("avx512f"))) inline __m512 avx512_exp(__m512 t) {
   return _mm512_scalef_ps(p, n);
 }
 
+__attribute__((target("avx512f"))) inline __m512 avx512_over_one_plus_exp(__m512 y, __m512 t) {
+  return _mm512_div_ps(y, _mm512_add_ps(_mm512_set1_ps(1.0f), avx512_exp(t)));
+}
+
 __attribute__((target("avx512f"))) inline __m512 avx512_gelu_tanh(__m512 x) {
   const __m512 minus_2u = _mm512_mul_ps(x, _mm512_fmadd_ps(_mm512_mul_ps(x, x), _mm512_set1_ps(kGeluTanhB), _mm512_set1_ps(kGeluTanhA)));
-  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), avx512_exp(minus_2u)));
+  return avx512_over_one_plus_exp(x, minus_2u);
 }
 
 // max(lo, g) and min(hi, g) return g when it is NaN, as FusedActivation's scalar form does.
@@ -114,6 +124,10 @@ struct Avx2Activation {
   __attribute__((target("avx2,fma"))) __m256 operator()(__m256 x) const {
     if (form == FusedActivation::Form::gelu) return avx2_gelu(x);
     if (form == FusedActivation::Form::gelu_tanh) return avx2_gelu_tanh(x);
+    if (form == FusedActivation::Form::silu) return avx2_over_one_plus_exp(x, _mm256_sub_ps(_mm256_setzero_ps(), x));
+    if (form == FusedActivation::Form::sigmoid) {
+      return avx2_over_one_plus_exp(_mm256_set1_ps(1.0f), _mm256_sub_ps(_mm256_setzero_ps(), x));
+    }
     const __m256 g = _mm256_min_ps(hi, _mm256_max_ps(lo, _mm256_fmadd_ps(x, scale, shift)));
     return times_input ? _mm256_mul_ps(x, g) : g;
   }
@@ -129,6 +143,10 @@ struct Avx512Activation {
   __attribute__((target("avx512f"))) __m512 operator()(__m512 x) const {
     if (form == FusedActivation::Form::gelu) return avx512_gelu(x);
     if (form == FusedActivation::Form::gelu_tanh) return avx512_gelu_tanh(x);
+    if (form == FusedActivation::Form::silu) return avx512_over_one_plus_exp(x, _mm512_sub_ps(_mm512_setzero_ps(), x));
+    if (form == FusedActivation::Form::sigmoid) {
+      return avx512_over_one_plus_exp(_mm512_set1_ps(1.0f), _mm512_sub_ps(_mm512_setzero_ps(), x));
+    }
     const __mmask16 all = 0xffff;  // see avx512_gelu
     const __m512 g = _mm512_maskz_min_ps(all, hi, _mm512_maskz_max_ps(all, lo, _mm512_fmadd_ps(x, scale, shift)));
     return times_input ? _mm512_mul_ps(x, g) : g;

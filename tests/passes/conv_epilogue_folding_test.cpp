@@ -1,5 +1,5 @@
 // Conv [+ Add(residual)] [+ activation] -> FusedConv: folded in a ResNet block's shape and for
-// each activation the pass knows, left alone where the Conv's output has another reader, the
+// each activation the pass knows (SiLU written out as x * Sigmoid(x) too), left alone where the Conv's output has another reader, the
 // Add broadcasts, or Clip's bounds are not constant; the folded graph computes what the
 // original did (reference interpreter, before and after).
 #include "passes/conv_epilogue_folding.h"
@@ -38,6 +38,25 @@ struct ConvGraph {
   }
 };
 
+
+TEST(ConvEpilogueFolding, FoldsSiluWrittenOutAndTheSigmoidOp) {
+  // y * Sigmoid(y) in both operand orders, after the residual or right after the Conv; Sigmoid.
+  for (int form = 0; form < 3; ++form) {
+    auto build = [&](ConvGraph& c) {
+      if (form == 1) c.y = c.g.add_node("Add", "add", {c.y, c.x}, {"sum"})->outputs[0];
+      Value* pre = c.y;
+      Value* sig = c.then("Sigmoid");
+      if (form < 2) c.y = c.g.add_node("Mul", "silu", form == 0 ? std::vector<Value*>{pre, sig} : std::vector<Value*>{sig, pre}, {"s"})->outputs[0];
+      c.finish();
+    };
+    ConvGraph before, after;
+    build(before), build(after);
+    EXPECT_EQ(fold_conv_epilogues(after.g), form == 1 ? 2 : 1) << form;
+    ASSERT_EQ(after.g.num_nodes(), 1u) << form;
+    EXPECT_EQ(after.g.nodes()[0]->attr_string("activation", ""), form < 2 ? "Silu" : "Sigmoid") << form;
+    expect_same_results(before.g, after.g);
+  }
+}
 
 TEST(ConvEpilogueFolding, FoldsAResidualBlockIntoOneConv) {
   for (bool residual_first : {false, true}) {
@@ -111,7 +130,7 @@ TEST(ConvEpilogueFolding, LeavesAnythingElseAlone) {
   }
   {
     ConvGraph c;  // an activation it cannot express, then one it can: the Relu is not after the Conv
-    c.then("Sigmoid");
+    c.then("Tanh");
     c.then("Relu");
     c.finish();
     EXPECT_EQ(fold_conv_epilogues(c.g), 0);

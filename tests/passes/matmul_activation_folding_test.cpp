@@ -112,6 +112,22 @@ TEST(MatMulActivationFolding, FoldsAnActivationAfterReshapesOfTheProduct) {
   }
 }
 
+TEST(MatMulActivationFolding, FoldsSiluWrittenOut) {
+  for (bool sigmoid_first : {false, true}) {
+    auto build = [&] {
+      Linear l;
+      Value* s = l.op("Sigmoid", {l.p});
+      l.finish({sigmoid_first ? l.op("Mul", {s, l.p}) : l.op("Mul", {l.p, s})});
+      return l;
+    };
+    Linear before = build(), after = build();
+    EXPECT_EQ(fold(after.g), 1);
+    ASSERT_EQ(after.g.num_nodes(), 1u);
+    EXPECT_EQ(after.g.nodes()[0]->attr_string("activation", ""), "Silu");
+    expect_same_results(before.g, after.g);
+  }
+}
+
 TEST(MatMulActivationFolding, FoldsTheTanhGeluOp) {
   Linear before, after;
   before.finish({before.op("Gelu", {before.p}, {{"approximate", std::string("tanh")}})});
@@ -123,7 +139,7 @@ TEST(MatMulActivationFolding, FoldsTheTanhGeluOp) {
 }
 
 TEST(MatMulActivationFolding, FoldsTheGeluOpAndTheClampActivations) {
-  for (const char* act : {"Gelu", "Relu", "HardSwish", "HardSigmoid"}) {
+  for (const char* act : {"Gelu", "Relu", "HardSwish", "HardSigmoid", "Sigmoid"}) {
     Linear before, after;
     before.finish({before.op(act, {before.p})});
     after.finish({after.op(act, {after.p})});

@@ -137,7 +137,7 @@ class StructureBuilder {
   // pool, so that a later step reads it too and the rewrite must be refused.
   Value* rewritten_product(Value* x, int which) {
     const Dim k = x->shape.back();  // a copy: every node() infers the shapes again
-    switch (which % 4) {
+    switch (which % 5) {
       case 0: {  // a Linear layer as Gemm: [rows, k] x [3, k]^T + [3] (passes/gemm_as_matmul.h)
         Value* rows = node("Flatten", {x}, {{"axis", x->rank() - 1}});
         return node("Gemm", {rows, weight(Dim(3), k), constant(values({3}))}, {{"transB", int64_t{1}}});
@@ -161,7 +161,12 @@ class StructureBuilder {
         pool_.push_back(split->outputs[1]);
         return split->outputs[0];
       }
-      default: return linear_tanh_gelu(x, which);
+      case 3: return linear_tanh_gelu(x, which);
+      default: {  // SiLU after a product, as x * Sigmoid(x)
+        Value* p = node("MatMul", {at_least_rank(x, 2), weight(k, Dim(3))});
+        if (which % 3 == 0) pool_.push_back(p);
+        return node("Mul", {node("Sigmoid", {p}), p});
+      }
     }
   }
 

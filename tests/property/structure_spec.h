@@ -4,7 +4,7 @@
 // MatMul (library) and Concat (host) steps between kernels, Linear layers with GELU (which the
 // fused mode folds into the GEMM unless another step reads the product), products the fused mode
 // rewrites (a Gemm with transB and a bias, a transposed result, columns taken apart by a Split,
-// GELU's tanh form after a Reshape), symbolic dims. The arithmetic is
+// GELU's tanh form after a Reshape, SiLU), symbolic dims. The arithmetic is
 // kept to a few cheap ops so that kernels repeat across cases and the suite stays fast; the
 // kernels' arithmetic is what graph_spec.h covers.
 //

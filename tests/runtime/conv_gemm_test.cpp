@@ -90,6 +90,9 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"DepthwiseGelu", {1, 4, 7, 7}, {4, 1, 3, 3},
                                {{"group", int64_t{4}}, {"pads", Ints{1, 1, 1, 1}}}, true, true, false, "Gelu"},
                       ConvCase{"ResidualGelu", {1, 20, 9, 9}, {30, 20, 3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, true, true, "Gelu"},
+                      ConvCase{"ResidualSilu", {1, 20, 9, 9}, {30, 20, 1, 1}, {}, true, true, true, "Silu"},
+                      ConvCase{"DepthwiseSigmoid", {1, 4, 7, 7}, {4, 1, 3, 3},
+                               {{"group", int64_t{4}}, {"pads", Ints{1, 1, 1, 1}}}, true, true, false, "Sigmoid"},
                       ConvCase{"WeightNotConstantRelu", {2, 3, 8, 9}, {4, 3, 3, 3}, {}, true, false, false, "Relu"}),
     [](const auto& info) { return info.param.name; });
 

@@ -43,7 +43,8 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"ResidualRelu", {2, 40, 15, 13}, {50, 40, 3, 3}, {{"pads", kPad1}}, true, true, true, "Relu"},
                       ConvCase{"ResidualHardSwish", {1, 16, 9, 21}, {16, 16, 3, 3}, {{"pads", kPad1}}, true, true, true,
                                "HardSwish"},
-                      ConvCase{"Gelu", {1, 16, 12, 12}, {16, 16, 3, 3}, {{"pads", kPad1}}, true, true, false, "Gelu"}),
+                      ConvCase{"Gelu", {1, 16, 12, 12}, {16, 16, 3, 3}, {{"pads", kPad1}}, true, true, false, "Gelu"},
+                      ConvCase{"ResidualSilu", {1, 16, 12, 12}, {16, 16, 3, 3}, {{"pads", kPad1}}, true, true, true, "Silu"}),
     [](const auto& info) { return info.param.name; });
 
 // Only 3x3, stride 1, dilation 1, one group, a constant weight of 16 or more channels and maps,

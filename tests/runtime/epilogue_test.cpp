@@ -85,6 +85,36 @@ TEST(Epilogue, GeluTanhKeepsSpecialValues) {
   for (float v : nan) EXPECT_TRUE(std::isnan(v));
 }
 
+// SiLU and the sigmoid, x / (1 + e^-x) and 1 / (1 + e^-x), against the same in double, and their
+// special values: the unfused graph's x * Sigmoid(x) is NaN at -inf (-inf * 0).
+TEST(Epilogue, SiluAndSigmoidAreWithinAMillionthAcrossTheSweep) {
+  for (auto form : {FusedActivation::Form::silu, FusedActivation::Form::sigmoid}) {
+    const FusedActivation act{.form = form};
+    std::vector<float> xs;
+    for (double x = -100.0; x <= 100.0; x += 1.0 / 256) xs.push_back(static_cast<float>(x));
+    std::vector<float> y = xs;
+    apply_epilogue(y.data(), nullptr, static_cast<int64_t>(y.size()), act);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double sigmoid = 1.0 / (1.0 + std::exp(-static_cast<double>(xs[i])));
+      const double want = form == FusedActivation::Form::silu ? xs[i] * sigmoid : sigmoid;
+      ASSERT_NEAR(y[i], want, 1e-6 * std::max(1.0f, std::abs(xs[i]))) << "x = " << xs[i];
+    }
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    const bool silu = form == FusedActivation::Form::silu;
+    for (auto [x, want] : std::vector<std::pair<float, float>>{{inf, silu ? inf : 1.0f}, {-inf, silu ? std::nanf("") : 0.0f}}) {
+      std::vector<float> v(11, x);  // a vector body, then a scalar tail
+      apply_epilogue(v.data(), nullptr, 11, act);
+      for (float got : v) {
+        if (std::isnan(want)) {
+          EXPECT_TRUE(std::isnan(got)) << x;
+        } else {
+          EXPECT_EQ(got, want) << x;
+        }
+      }
+    }
+  }
+}
+
 TEST(Epilogue, AddsTheResidualBeforeTheActivation) {
   const FusedActivation relu6{.lo = 0.0f, .hi = 6.0f};
   std::vector<float> y(19), residual(19);

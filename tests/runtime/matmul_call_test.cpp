@@ -93,6 +93,8 @@ INSTANTIATE_TEST_SUITE_P(
         // The activation in the store epilogue (a matrix-vector product's too), or after OpenBLAS.
         MatMulCase{"FusedBiasGelu", "FusedMatMul", {{2, 6, 20}, {20, 35}, {35}}, {{"activation", std::string("Gelu")}}, true},
         MatMulCase{"FusedRelu", "FusedMatMul", {{13, 40}, {40, 37}}, {{"activation", std::string("Relu")}}},
+        MatMulCase{"FusedBiasSilu", "FusedMatMul", {{2, 6, 20}, {20, 35}, {35}}, {{"activation", std::string("Silu")}}, true},
+        MatMulCase{"FusedGeluTanh", "FusedMatMul", {{13, 40}, {40, 37}}, {{"activation", std::string("GeluTanh")}}},
         MatMulCase{"FusedGeluOneRow", "FusedMatMul", {{1, 40}, {40, 37}, {37}}, {{"activation", std::string("Gelu")}}, true},
         MatMulCase{"HeadsQK", "FusedMatMul", {{2, 9, 3, 16}, {2, 9, 3, 16}},
                    {{"perm_a", Ints{0, 2, 1, 3}}, {"perm_b", Ints{0, 2, 3, 1}}}},

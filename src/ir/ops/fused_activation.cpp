@@ -50,15 +50,22 @@ FusedActivation fused_activation(const Node& node) {
   } else if (name == "GeluTanh") {
     params(0);
     a.form = FusedActivation::Form::gelu_tanh;
+  } else if (name == "Sigmoid") {
+    params(0);
+    a.form = FusedActivation::Form::sigmoid;
+  } else if (name == "Silu") {
+    params(0);
+    a.form = FusedActivation::Form::silu;
   } else {
-    fail_user("{}: activation '{}' is not one of Relu, Clip, HardSigmoid, HardSwish, Gelu, GeluTanh", node.describe(), name);
+    fail_user("{}: activation '{}' is not one of Relu, Clip, HardSigmoid, HardSwish, Gelu, GeluTanh, Sigmoid, Silu",
+              node.describe(), name);
   }
   return a;
 }
 
 std::optional<AttributeMap> activation_attributes(const Node& node) {
   if (node.outputs.size() != 1 || node.outputs[0]->dtype != DType::f32) return std::nullopt;
-  if (node.op == "Relu" || node.op == "HardSwish") return AttributeMap{{"activation", node.op}};
+  if (node.op == "Relu" || node.op == "HardSwish" || node.op == "Sigmoid") return AttributeMap{{"activation", node.op}};
   if (node.op == "Gelu") {
     const std::string approximate = node.attr_string("approximate", "none");
     if (approximate == "none") return AttributeMap{{"activation", std::string("Gelu")}};

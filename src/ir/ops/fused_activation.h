@@ -6,11 +6,13 @@
 //   HardSigmoid(alpha, beta)  clamp(alpha * x + beta, 0, 1)
 //   HardSwish                 x * clamp(x / 6 + 0.5, 0, 1)
 // The other forms are GELU, 0.5 x (1 + erf(x / sqrt 2)), which follows the first MatMul of every
-// transformer MLP (BERT, ViT, ConvNeXt), and its tanh approximation (GPT-2's),
-// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). The fused op keeps the activation's ONNX
-// name in its `activation` attribute ("Gelu" for GELU, "GeluTanh" for the approximation: ONNX's
-// Gelu with approximate = "tanh") and the op's parameters in `activation_params` (Clip: min, max;
-// HardSigmoid: alpha, beta), as ONNX Runtime's FusedConv.
+// transformer MLP (BERT, ViT, ConvNeXt), its tanh approximation (GPT-2's),
+// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), the sigmoid 1 / (1 + e^-x) and SiLU
+// x / (1 + e^-x) (EfficientNet's and YOLO's convolutions, LLaMA's gate). The fused op keeps the
+// activation's ONNX name in its `activation` attribute ("Gelu" for GELU, "GeluTanh" for the
+// approximation: ONNX's Gelu with approximate = "tanh"; "Sigmoid"; "Silu", which ONNX writes as
+// x * Sigmoid(x)) and the op's parameters in `activation_params` (Clip: min, max; HardSigmoid:
+// alpha, beta), as ONNX Runtime's FusedConv.
 #pragma once
 
 #include <cmath>
@@ -24,7 +26,7 @@
 namespace tilefuse {
 
 struct FusedActivation {
-  enum class Form { clamp, gelu, gelu_tanh };
+  enum class Form { clamp, gelu, gelu_tanh, sigmoid, silu };
   Form form = Form::clamp;
   // The clamp form's fields (a GELU ignores them).
   float scale = 1.0f, shift = 0.0f;
@@ -38,6 +40,8 @@ struct FusedActivation {
     if (form == Form::gelu_tanh) {
       return T(0.5) * x * (T(1) + std::tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x)));
     }
+    if (form == Form::sigmoid) return T(1) / (T(1) + std::exp(-x));
+    if (form == Form::silu) return x * (T(1) / (T(1) + std::exp(-x)));
     T g = T(scale) * x + T(shift);
     g = g < T(lo) ? T(lo) : (g > T(hi) ? T(hi) : g);  // a NaN stays NaN
     return times_input ? x * g : g;
