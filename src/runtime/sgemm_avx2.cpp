@@ -79,6 +79,7 @@ TF_AVX2 void subtile(int64_t kc, const float* a, const float* b, float* c, int64
   const RowAccess access{t.cols == 8 * V, lanes8(t.cols), lanes8(t.cols - 8)};
   const __m256 alpha = _mm256_set1_ps(store.alpha);
   const Avx2Activation act(store.activation != nullptr ? *store.activation : FusedActivation{});
+  const bool clamp = store.activation != nullptr && act.is_clamp();
   __m256 bias[V];
 #pragma GCC unroll 2
   for (int v = 0; v < V; ++v) {
@@ -94,9 +95,16 @@ TF_AVX2 void subtile(int64_t kc, const float* a, const float* b, float* c, int64
       if (store.row_bias != nullptr) out = _mm256_add_ps(out, _mm256_set1_ps(store.row_bias[t.row0 + r]));
       if (store.accumulate) out = _mm256_add_ps(out, access.load(row, v));
       if (store.residual != nullptr) out = _mm256_add_ps(out, access.load(store.residual + (t.row0 + r) * ldc + t.col0, v));
-      if (store.activation != nullptr) out = act(out);
+      if (clamp) out = act.clamp(out);
       access.store(row, v, out);
     }
+  }
+  if (store.activation == nullptr || clamp) return;
+  // A curve, over the sub-tile just stored (in L1), out of the unrolled code (activation_vectors.h).
+#pragma GCC unroll 1
+  for (int r = 0; r < t.rows; ++r) {
+    float* row = c + (t.row0 + r) * ldc + t.col0;
+    for (int v = 0; v < V; ++v) access.store(row, v, act.curve(access.load(row, v)));
   }
 }
 

@@ -39,6 +39,7 @@ TF_AVX512 inline __attribute__((always_inline)) void store_tile(const __m512 (&a
   }
   const __m512 alpha = _mm512_set1_ps(store.alpha);
   const Avx512Activation act(store.activation != nullptr ? *store.activation : FusedActivation{});
+  const bool clamp = store.activation != nullptr && act.is_clamp();
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
     if (r >= rows) break;
@@ -49,8 +50,17 @@ TF_AVX512 inline __attribute__((always_inline)) void store_tile(const __m512 (&a
       if (store.row_bias != nullptr) x = _mm512_add_ps(x, _mm512_set1_ps(store.row_bias[r]));
       if (store.accumulate) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], row + 16 * v));
       if (store.residual != nullptr) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], store.residual + r * ldc + 16 * v));
-      if (store.activation != nullptr) x = act(x);
+      if (clamp) x = act.clamp(x);
       _mm512_mask_storeu_ps(row + 16 * v, mask[v], x);
+    }
+  }
+  if (store.activation == nullptr || clamp) return;
+  // A curve, over the tile just stored (in L1), out of the unrolled code (activation_vectors.h).
+#pragma GCC unroll 1
+  for (int r = 0; r < rows; ++r) {
+    for (int v = 0; v < V; ++v) {
+      float* at = c + r * ldc + 16 * v;
+      _mm512_mask_storeu_ps(at, mask[v], act.curve(_mm512_maskz_loadu_ps(mask[v], at)));
     }
   }
 }
