@@ -1,5 +1,7 @@
 #include "passes/gemm_as_matmul.h"
 
+#include <optional>
+
 #include "passes/node_rewrite.h"
 
 namespace tilefuse::passes {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -75,7 +76,11 @@ bool computes(const std::vector<Node*>& nodes, const Value* x, const FusedActiva
   for (const Node* n : nodes) {
     std::vector<Tensor> in;
     for (const Value* v : n->inputs) in.push_back(v->constant ? *v->constant : values.at(v));
-    values.emplace(n->outputs[0], reference::evaluate_node(*n, in).at(0));
+    try {
+      values.emplace(n->outputs[0], reference::evaluate_node(*n, in).at(0));
+    } catch (const std::exception&) {
+      return false;  // a speculative check: what cannot be evaluated here is not an activation
+    }
   }
   const Tensor& y = values.at(nodes.back()->outputs[0]);
   for (size_t i = 0; i < points.size(); ++i) {

@@ -28,7 +28,7 @@ namespace tilefuse {
 struct FusedActivation {
   enum class Form { clamp, gelu, gelu_tanh, sigmoid, silu };
   Form form = Form::clamp;
-  // The clamp form's fields (a GELU ignores them).
+  // The clamp form's fields (the other forms ignore them).
   float scale = 1.0f, shift = 0.0f;
   float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
   bool times_input = false;
