@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <stdexcept>
+#include <exception>
 #include <string>
 #include <utility>
 
@@ -41,51 +41,68 @@ std::vector<Node*> functions_of(const Graph& graph, const Value* x) {
   return region;
 }
 
-// The nodes of `region` that `out` depends on, if they are all that reads x and each other: no
+// Whether the nodes of `region` that `out` depends on are all that reads x and each other: no
 // value but `out` leaves them (another reader, a graph output).
-std::optional<std::vector<Node*>> closed_part(const Graph& graph, const std::vector<Node*>& region, const Value* x,
-                                              const Value* out) {
+bool closed(const Graph& graph, const std::vector<Node*>& region, const Value* x, const Value* out) {
   std::set<const Value*> needed = {out};
-  std::vector<Node*> part;
+  std::set<const Node*> part;
   for (auto it = region.rbegin(); it != region.rend(); ++it) {
     if (!needed.contains((*it)->outputs[0])) continue;
-    part.insert(part.begin(), *it);
+    part.insert(*it);
     needed.insert((*it)->inputs.begin(), (*it)->inputs.end());
   }
-  const std::set<const Node*> inside(part.begin(), part.end());
   auto read_inside_only = [&](const Value* v) {
-    return !graph.is_output(v) && std::all_of(v->users.begin(), v->users.end(), [&](const Node* u) { return inside.contains(u); });
+    return !graph.is_output(v) && std::all_of(v->users.begin(), v->users.end(), [&](const Node* u) { return part.contains(u); });
   };
-  if (!read_inside_only(x)) return std::nullopt;
-  for (const Node* n : part) {
-    if (n->outputs[0] != out && !read_inside_only(n->outputs[0])) return std::nullopt;
-  }
-  return part;
+  if (!read_inside_only(x)) return false;
+  return std::all_of(part.begin(), part.end(), [&](const Node* n) { return n->outputs[0] == out || read_inside_only(n->outputs[0]); });
 }
 
-// Whether the nodes compute `activation` of x, as the reference interpreter evaluates them in
-// float, within 1e-5 of |x| (at least 1e-5) on points across and beyond the curved parts: close
-// enough that nothing else passes (the erf and tanh GELUs differ by up to 2e-4 of |x| near +-2)
-// and loose enough for float rounding in any arrangement of the ops.
-bool computes(const std::vector<Node*>& nodes, const Value* x, const FusedActivation& activation) {
-  std::vector<float> points;
-  for (int i = -160; i <= 160; ++i) points.push_back(static_cast<float>(i) / 16.0f);  // [-10, 10]
-  for (float far : {20.0f, 50.0f, 1e3f}) points.push_back(far), points.push_back(-far);
+// Points across and beyond the activations' curved parts: [-10, 10] by sixteenths, and +-20, 50, 1000.
+const std::vector<float>& sample_points() {
+  static const std::vector<float> points = [] {
+    std::vector<float> p;
+    for (int i = -160; i <= 160; ++i) p.push_back(static_cast<float>(i) / 16.0f);
+    for (float far : {20.0f, 50.0f, 1e3f}) p.push_back(far), p.push_back(-far);
+    return p;
+  }();
+  return points;
+}
+
+// Every value of the region at the sample points, as the reference interpreter computes it in
+// float. A node it cannot evaluate (and what depends on it) is left out: this is a speculative
+// check, and what cannot be evaluated here is not an activation.
+std::map<const Value*, Tensor> sampled_values(const std::vector<Node*>& region, const Value* x) {
+  const std::vector<float>& points = sample_points();
   std::map<const Value*, Tensor> values;
   values.emplace(x, Tensor::from_vector<float>(DType::f32, {static_cast<int64_t>(points.size())}, points));
-  for (const Node* n : nodes) {
+  for (const Node* n : region) {
     std::vector<Tensor> in;
-    for (const Value* v : n->inputs) in.push_back(v->constant ? *v->constant : values.at(v));
+    for (const Value* v : n->inputs) {
+      if (v->constant) {
+        in.push_back(*v->constant);
+      } else if (auto it = values.find(v); it != values.end()) {
+        in.push_back(it->second);
+      }
+    }
+    if (in.size() != n->inputs.size()) continue;
     try {
       values.emplace(n->outputs[0], reference::evaluate_node(*n, in).at(0));
     } catch (const std::exception&) {
-      return false;  // a speculative check: what cannot be evaluated here is not an activation
+      // left out, as said above
     }
   }
-  const Tensor& y = values.at(nodes.back()->outputs[0]);
+  return values;
+}
+
+// Whether y is `activation` of the sample points within 1e-5 of |x| (at least 1e-5): close enough
+// that nothing else passes (the erf and tanh GELUs differ by up to 2e-4 of |x| near +-2) and loose
+// enough for float rounding in any arrangement of the ops.
+bool computes(const Tensor& y, const FusedActivation& activation) {
+  const std::vector<float>& points = sample_points();
   for (size_t i = 0; i < points.size(); ++i) {
-    const double want = activation(static_cast<double>(points[i]));
-    if (!(std::abs(y.get_f64(static_cast<int64_t>(i)) - want) <= 1e-5 * std::max(1.0, std::abs(double{points[i]})))) return false;
+    const double x = points[i], want = activation(x);
+    if (!(std::abs(y.get_f64(static_cast<int64_t>(i)) - want) <= 1e-5 * std::max(1.0, std::abs(x)))) return false;
   }
   return true;
 }
@@ -97,11 +114,14 @@ std::optional<WrittenActivation> written_activation(const Graph& graph, const Va
   static const std::pair<const char*, Form> kActivations[] = {
       {"Gelu", Form::gelu}, {"GeluTanh", Form::gelu_tanh}, {"Silu", Form::silu}, {"Sigmoid", Form::sigmoid}};
   const std::vector<Node*> region = functions_of(graph, x);
+  if (region.empty()) return std::nullopt;
+  const std::map<const Value*, Tensor> values = sampled_values(region, x);  // once for every candidate
   for (auto it = region.rbegin(); it != region.rend(); ++it) {
-    const std::optional<std::vector<Node*>> part = closed_part(graph, region, x, (*it)->outputs[0]);
-    if (!part) continue;
+    Value* out = (*it)->outputs[0];
+    const auto y = values.find(out);
+    if (y == values.end() || !closed(graph, region, x, out)) continue;
     for (const auto& [name, form] : kActivations) {
-      if (computes(*part, x, FusedActivation{.form = form})) return WrittenActivation{(*it)->outputs[0], {{"activation", std::string(name)}}};
+      if (computes(y->second, FusedActivation{.form = form})) return WrittenActivation{out, {{"activation", std::string(name)}}};
     }
   }
   return std::nullopt;
