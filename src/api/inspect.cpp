@@ -69,6 +69,15 @@ std::vector<const Value*> values_in_reading_order(const Graph& graph) {
 // What a fused GEMM or convolution computes in its store besides the product, in order: the
 // folded bias, the residual, the activation.
 std::vector<std::string> epilogue_of(const Node& node) {
+  if (node.op == "PointwiseDepthwiseConv") {  // each convolution's, in order
+    std::vector<std::string> parts;
+    if (node.has_input(3)) parts.push_back("bias");
+    if (const std::string act = node.attr_string("pointwise_activation", ""); !act.empty()) parts.push_back(act);
+    parts.push_back("depthwise");
+    if (node.has_input(4)) parts.push_back("bias");
+    if (const std::string act = node.attr_string("activation", ""); !act.empty()) parts.push_back(act);
+    return parts;
+  }
   if (node.op != "FusedMatMul" && node.op != "FusedConv") return {};
   std::vector<std::string> parts;
   if (node.has_input(2)) parts.push_back("bias");

@@ -10,6 +10,7 @@
 #include "passes/matmul_bias_folding.h"
 #include "passes/matmul_split_folding.h"
 #include "passes/matmul_transpose_folding.h"
+#include "passes/pointwise_depthwise_folding.h"
 #include "passes/decompose_composites.h"
 #include "passes/gemm_as_matmul.h"
 #include "passes/pattern_registry.h"
@@ -29,6 +30,7 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
     passes::fold_matmul_biases(planned.graph);
     passes::fold_matmul_activations(planned.graph);  // after the biases: they come between
     passes::fold_conv_epilogues(planned.graph);
+    passes::fold_pointwise_depthwise(planned.graph);  // after the epilogues: both keep theirs
   }
   passes::decompose_composites(planned.graph);
   if (fuse) passes::split_long_reductions(planned.graph);  // after decomposition: its reductions too

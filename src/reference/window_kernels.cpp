@@ -169,6 +169,27 @@ std::vector<Tensor> fused_conv(const Node& node, const std::vector<Tensor>& in) 
   return {from_doubles(in[0].dtype(), shape, y)};
 }
 
+// PointwiseDepthwiseConv (X, W1, W2, B1, B2): the 1x1 FusedConv (X, W1, B1,
+// `pointwise_activation`), rounded to the element type as the graph it replaces stores it, then
+// the depthwise FusedConv (W2, B2, `activation`) over that.
+std::vector<Tensor> pointwise_depthwise_conv(const Node& node, const std::vector<Tensor>& in) {
+  Node pointwise;
+  pointwise.op = "FusedConv", pointwise.name = node.name + "/pointwise";
+  Node depthwise;
+  depthwise.op = "FusedConv", depthwise.name = node.name + "/depthwise";
+  for (const auto& [name, attr] : node.attrs) {
+    if (name.starts_with("pointwise_")) {
+      pointwise.attrs[name.substr(std::string_view("pointwise_").size())] = attr;
+    } else {
+      depthwise.attrs[name] = attr;
+    }
+  }
+  auto optional = [&](size_t i) { return i < in.size() ? in[i] : Tensor(); };
+  const Tensor expanded =
+      fused_conv(pointwise, {required_input(node, in, 0), required_input(node, in, 1), optional(3)})[0];
+  return fused_conv(depthwise, {expanded, required_input(node, in, 2), optional(4)});
+}
+
 // ConvTranspose scatters every input element through the kernel: output position
 // i * stride - pad + k * dilation receives x[i] * w[k]. The offsets table is built with input
 // and output swapped, which is exactly that map.
@@ -292,6 +313,7 @@ std::vector<Tensor> global_pool(const Node& node, const std::vector<Tensor>& in)
 void register_window_kernels(KernelTable& table) {
   table["Conv"] = conv;
   table["FusedConv"] = fused_conv;
+  table["PointwiseDepthwiseConv"] = pointwise_depthwise_conv;
   table["ConvTranspose"] = conv_transpose;
   table["MaxPool"] = pool<true>;
   table["AveragePool"] = pool<false>;

@@ -16,8 +16,6 @@
 
 namespace tilefuse::runtime {
 
-namespace {
-
 ConvShape conv_shape(const Node& node, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
                      const std::vector<int64_t>& out) {
   const bool one_d = x.size() == 3;
@@ -36,6 +34,8 @@ ConvShape conv_shape(const Node& node, const std::vector<int64_t>& x, const std:
   s.pad_top = at(pads, 0, 0), s.pad_left = at(pads, 1, 0);
   return s;
 }
+
+namespace {
 
 // The weight of each group, packed once as the A operand of its GEMM: group g's maps are rows
 // of C/group * kernel values. In bf16 pairs where products run in bf16.

@@ -9,9 +9,15 @@
 
 #include <memory>
 
+#include "runtime/conv_unfold.h"
 #include "runtime/library_call.h"
 
 namespace tilefuse::runtime {
+
+// The sizes of a convolution with the window of `node`'s attributes: input, weight and output
+// dims `x`, `w` and `out` ([N, C, H, W] or [N, C, W]).
+ConvShape conv_shape(const Node& node, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                     const std::vector<int64_t>& out);
 
 // True for a Conv this path runs: f32 throughout, 1 or 2 spatial dims.
 bool conv_gemm_supports(const Node& node);

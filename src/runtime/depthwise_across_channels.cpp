@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "runtime/cpu_isa.h"
+#include "runtime/epilogue.h"
 #include "runtime/lane_masks.h"
 #include "runtime/scratch_buffer.h"
 #include "runtime/transpose_avx512.h"
@@ -78,12 +79,13 @@ TF_AVX512 void fill_rows(const ConvShape& s, const float* planes, int n, int64_t
 
 // acc[u] += the taps of one kernel row for outputs u = 0..7 of a row at stride 1 without
 // dilation: the 7 + KW input vectors under them are loaded once and each used for up to KW taps,
-// where loading per tap would load 8 for every 8 FMAs.
+// where loading per tap would load 8 for every 8 FMAs. Columns of the block lie `step` floats
+// apart (a multiple of 16).
 template <int KW>
-TF_AVX512 void add_kernel_row(const float* inputs, const float* weights, __m512 acc[kRowOutputs]) {
+TF_AVX512 void add_kernel_row(const float* inputs, int64_t step, const float* weights, __m512 acc[kRowOutputs]) {
   __m512 in[kRowOutputs + KW - 1];
 #pragma GCC unroll 16
-  for (int c = 0; c < kRowOutputs + KW - 1; ++c) in[c] = _mm512_load_ps(inputs + c * kLanes);
+  for (int c = 0; c < kRowOutputs + KW - 1; ++c) in[c] = _mm512_load_ps(inputs + c * step);
 #pragma GCC unroll 7
   for (int j = 0; j < KW; ++j) {
     const __m512 wv = _mm512_load_ps(weights + j * kLanes);
@@ -93,39 +95,41 @@ TF_AVX512 void add_kernel_row(const float* inputs, const float* weights, __m512 
 }
 
 // The same for any kernel width, stride and dilation: one load per tap and output.
-TF_AVX512 void add_kernel_row(const ConvShape& s, const float* inputs, const float* weights, __m512 acc[kRowOutputs]) {
+TF_AVX512 void add_kernel_row(const ConvShape& s, const float* inputs, int64_t step, const float* weights,
+                              __m512 acc[kRowOutputs]) {
   for (int64_t j = 0; j < s.kw; ++j) {
     const __m512 wv = _mm512_load_ps(weights + j * kLanes);
-    const float* first = inputs + j * s.dil_w * kLanes;
+    const float* first = inputs + j * s.dil_w * step;
 #pragma GCC unroll 8
     for (int u = 0; u < kRowOutputs; ++u) {
-      acc[u] = _mm512_fmadd_ps(wv, _mm512_load_ps(first + u * s.stride_w * kLanes), acc[u]);
+      acc[u] = _mm512_fmadd_ps(wv, _mm512_load_ps(first + u * s.stride_w * step), acc[u]);
     }
   }
 }
 
 // Output rows [0, rows) of a band into `sums` ([position][16 channels], the band's positions in
-// order), from the band's padded block and one weight vector per tap.
-TF_AVX512 void sum_taps(const ConvShape& s, const float* block, int64_t columns, const float* tap_weights,
+// order), from the band's padded block (`step` floats from one column to the next) and one weight
+// vector per tap.
+TF_AVX512 void sum_taps(const ConvShape& s, const float* block, int64_t columns, int64_t step, const float* tap_weights,
                         __m512 bias, int64_t rows, float* sums) {
   const bool unit = s.stride_w == 1 && s.dil_w == 1;
   for (int64_t oy = 0; oy < rows; ++oy) {
-    const float* top = block + oy * s.stride_h * columns * kLanes;
+    const float* top = block + oy * s.stride_h * columns * step;
     for (int64_t ox0 = 0; ox0 < s.out_w; ox0 += kRowOutputs) {
       __m512 acc[kRowOutputs];
 #pragma GCC unroll 8
       for (int u = 0; u < kRowOutputs; ++u) acc[u] = bias;
       for (int64_t i = 0; i < s.kh; ++i) {
-        const float* inputs = top + (i * s.dil_h * columns + ox0 * s.stride_w) * kLanes;
+        const float* inputs = top + (i * s.dil_h * columns + ox0 * s.stride_w) * step;
         const float* weights = tap_weights + i * s.kw * kLanes;
         if (unit && s.kw == 3) {
-          add_kernel_row<3>(inputs, weights, acc);
+          add_kernel_row<3>(inputs, step, weights, acc);
         } else if (unit && s.kw == 5) {
-          add_kernel_row<5>(inputs, weights, acc);
+          add_kernel_row<5>(inputs, step, weights, acc);
         } else if (unit && s.kw == 7) {
-          add_kernel_row<7>(inputs, weights, acc);
+          add_kernel_row<7>(inputs, step, weights, acc);
         } else {
-          add_kernel_row(s, inputs, weights, acc);
+          add_kernel_row(s, inputs, step, weights, acc);
         }
       }
       float* to = sums + (oy * s.out_w + ox0) * kLanes;
@@ -191,12 +195,27 @@ TF_AVX512 void convolve_block(const ConvShape& s, const Block& geometry, const f
   for (int64_t oy0 = 0; oy0 < s.out_h; oy0 += geometry.band) {
     const int64_t rows = std::min(geometry.band, s.out_h - oy0);
     fill_rows(s, x + p0 * plane_in, n, oy0 * s.stride_h, Block::input_rows(s, rows), geometry.columns, block);
-    sum_taps(s, block, geometry.columns, tap_weights, bias_vector, rows, sums);
+    sum_taps(s, block, geometry.columns, kLanes, tap_weights, bias_vector, rows, sums);
     store_planes(sums, rows * s.out_w, oy0 * s.out_w, plane_out, n, out + p0 * plane_out);
   }
 }
 
 }  // namespace
+
+int64_t channels_last_columns(const ConvShape& s) { return Block(s).columns; }
+
+TF_AVX512 void depthwise_channels_last(const ConvShape& s, const ChannelsLastBand& band, const float* w, const float* bias,
+                             int64_t c0, int n, const FusedActivation& activation, float* out) {
+  const int64_t taps = s.kh * s.kw;
+  float* tap_weights = t_weights.floats(taps * kLanes + kLanes);
+  float* biases = tap_weights + taps * kLanes;
+  lay_out_weights(s, w, bias, c0, n, tap_weights, biases);
+  const int64_t count = band.rows * s.out_w;
+  float* sums = t_output.floats(count * kLanes);
+  sum_taps(s, band.data, band.columns, band.step, tap_weights, _mm512_loadu_ps(biases), band.rows, sums);
+  if (!activation.identity()) apply_epilogue(sums, nullptr, count * kLanes, activation);
+  store_planes(sums, count, band.first_row * s.out_w, s.positions(), n, out);
+}
 
 bool depthwise_across_channels_suits(const ConvShape& s) {
   // The planes' kernel keeps 3x3 kernels at stride 1 on rows of 28 outputs or more, where its

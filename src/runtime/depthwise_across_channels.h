@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "ir/ops/fused_activation.h"
 #include "runtime/conv_unfold.h"
 
 namespace tilefuse::runtime {
@@ -25,5 +26,25 @@ bool depthwise_across_channels_suits(const ConvShape& s);
 // a time; `bias` may be null. Any kernel size, stride, dilation and padding.
 void depthwise_across_channels(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
                                int64_t first_plane, int64_t end_plane);
+
+// A band of channels-last input rows, as a 1x1 convolution computes them for the depthwise one
+// that reads them (pointwise_depthwise_call.h): laid out [row][column][channel], `step` floats
+// (a multiple of 16, 64-byte aligned) from one column to the next, `columns` columns per row
+// (channels_last_columns: the input at [pad_left, pad_left + width), zeros around), and row 0
+// the first row the window of output row `first_row` reads (zeros where that is padding).
+struct ChannelsLastBand {
+  const float* data = nullptr;  // at channel c0 of row 0, column 0
+  int64_t columns = 0, step = 0;
+  int64_t first_row = 0, rows = 0;  // the output rows [first_row, first_row + rows) it computes
+};
+
+// Columns per row of a ChannelsLastBand for `s`.
+int64_t channels_last_columns(const ConvShape& s);
+
+// The band's output rows of channels [c0, c0 + n) (n <= 16) of one image, with `bias`, then
+// `activation`, into their planes: `out` is channel c0's plane (planes s.positions() apart).
+// AVX-512 only (as depthwise_across_channels).
+void depthwise_channels_last(const ConvShape& s, const ChannelsLastBand& band, const float* w, const float* bias,
+                             int64_t c0, int n, const FusedActivation& activation, float* out);
 
 }  // namespace tilefuse::runtime

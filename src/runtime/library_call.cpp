@@ -10,6 +10,7 @@
 #include "runtime/cumsum_call.h"
 #include "runtime/half_precision_call.h"
 #include "runtime/matmul_call.h"
+#include "runtime/pointwise_depthwise_call.h"
 #include "runtime/pool_call.h"
 #include "runtime/strided_copy_call.h"
 
@@ -27,6 +28,7 @@ bool is_strided_copy(const Node& node) {
 bool library_call_supports(const Node& node) {
   if (half_precision_call_supports(node)) return true;
   if (node.op == "Conv" || node.op == "FusedConv") return conv_gemm_supports(node);
+  if (node.op == "PointwiseDepthwiseConv") return pointwise_depthwise_supported(node);
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return matmul_call_supports(node);
   if (node.op == "MaxPool") return pool_call_supports(node);
   if (node.op == "Split" || node.op == "Concat") return axis_parts_call_supports(node);
@@ -41,6 +43,7 @@ bool library_call_supports(const Node& node) {
 std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBlocking& blocking, Precision precision) {
   if (half_precision_call_supports(node)) return prepare_half_precision_call(node, blocking, precision);
   if (node.op == "Conv" || node.op == "FusedConv") return prepare_conv_call(node, blocking, precision);
+  if (node.op == "PointwiseDepthwiseConv") return prepare_pointwise_depthwise_call(node, blocking);
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return prepare_matmul_call(node, blocking, precision);
   if (node.op == "MaxPool") return prepare_pool_call(node);
   if (node.op == "Split" || node.op == "Concat") return prepare_axis_parts_call(node);

@@ -68,11 +68,11 @@ Value* one_op(Graph& g, const std::string& op, std::vector<Value*> inputs, Attri
   return g.add_node(op, op, std::move(inputs), {"y"}, std::move(attrs))->outputs[0];
 }
 
-Value* batch_norm(Graph& g, Value* x, int64_t channels) {
-  return g.add_node("BatchNormalization", "bn",
-                    {x, g.add_constant("gamma", positive({channels}, 1)), g.add_constant("beta", filled({channels}, 2)),
-                     g.add_constant("mean", filled({channels}, 3)), g.add_constant("var", positive({channels}, 4))},
-                    {"bn_out"}, {{"epsilon", 1e-3}})
+Value* batch_norm(Graph& g, Value* x, int64_t channels, const std::string& name = "bn") {
+  return g.add_node("BatchNormalization", name,
+                    {x, g.add_constant(name + "_gamma", positive({channels}, 1)), g.add_constant(name + "_beta", filled({channels}, 2)),
+                     g.add_constant(name + "_mean", filled({channels}, 3)), g.add_constant(name + "_var", positive({channels}, 4))},
+                    {name + "_out"}, {{"epsilon", 1e-3}})
       ->outputs[0];
 }
 
@@ -88,6 +88,26 @@ std::vector<Case> cases() {
                                           {"conv_out"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})->outputs[0];
                  g.add_output(batch_norm(g, conv, 4));
                }, 1});  // one step: the Conv with the statistics folded in (else a second kernel)
+  // MobileNetV3's second block at full size: the expansion (1 MiB a image) and the depthwise
+  // convolution become one PointwiseDepthwiseConv step, the projection a second.
+  c.push_back({"InvertedResidualBlockFolds", [](Graph& g, auto& in) {
+                 auto conv = [&](Value* x, const std::string& name, std::vector<int64_t> w, AttributeMap attrs) {
+                   const int64_t maps = w[0];
+                   Tensor weight = filled(w, 5);  // scaled so that sums of 64 stay near 1, where f32 is exact to 1e-6
+                   for (int64_t i = 0; i < weight.numel(); ++i) weight.set_f64(i, 0.1 * weight.get_f64(i));
+                   Value* y = g.add_node("Conv", name, {x, g.add_constant(name + "_w", weight)}, {name + "_out"},
+                                         std::move(attrs))->outputs[0];
+                   return batch_norm(g, y, maps, name + "_bn");
+                 };
+                 Value* x = input(g, in, "x", filled({1, 16, 66, 64}));
+                 Value* e = conv(x, "expand", {64, 16, 1, 1}, {});
+                 e = g.add_node("Clip", "relu6", {e, g.add_constant("lo", Tensor::scalar_f32(0.0f)), g.add_constant("hi", Tensor::scalar_f32(6.0f))},
+                                {"relu6_out"})->outputs[0];
+                 Value* d = conv(e, "dw", {64, 1, 3, 3},
+                                 {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{2, 2}}, {"group", int64_t{64}}});
+                 d = g.add_node("HardSwish", "hswish", {d}, {"hswish_out"})->outputs[0];
+                 g.add_output(conv(d, "project", {24, 64, 1, 1}, {}));
+               }, 2});
   c.push_back({"GemmThenBatchNormFolds", [](Graph& g, auto& in) {
                  Value* x = input(g, in, "x", filled({6, 8}));
                  Value* mm = g.add_node("Gemm", "gemm", {x, g.add_constant("w", filled({5, 8}, 7)),

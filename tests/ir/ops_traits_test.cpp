@@ -41,7 +41,7 @@ TEST(OpTraits, EveryClaimedOpHasItsTraits) {
       {{"Sign", "Round", "Sin", "Cos", "IsNaN", "IsInf", "Selu", "Celu", "Mish"}, kPointwise},
       {{"ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"}, kReduction},
       {{"BatchNormalization", "InstanceNormalization", "GroupNormalization", "RMSNormalization"}, kComposite},
-      {{"Conv", "FusedConv"}, kLibraryCall},  // FusedConv: ours, made by a pass
+      {{"Conv", "FusedConv", "PointwiseDepthwiseConv"}, kLibraryCall},  // FusedConv and PointwiseDepthwiseConv: ours, made by passes
       {{"GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND", "Tile", "Pad", "Trilu", "Resize",
         "DepthToSpace", "SpaceToDepth"},
        kDataMovement},

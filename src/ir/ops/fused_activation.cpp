@@ -21,12 +21,13 @@ bool FusedActivation::identity() const {
          hi == std::numeric_limits<float>::infinity() && !times_input;
 }
 
-FusedActivation fused_activation(const Node& node) {
-  const std::string name = node.attr_string("activation", "");
-  const std::vector<double> p = node.attr_floats("activation_params");
+FusedActivation fused_activation(const Node& node, std::string_view prefix) {
+  const std::string key = std::string(prefix) + "activation";
+  const std::string name = node.attr_string(key, "");
+  const std::vector<double> p = node.attr_floats(key + "_params");
   auto params = [&](size_t count) {
     if (p.size() != count) {
-      fail_user("{}: activation {} takes {} activation_params, got {}", node.describe(), name, count, p.size());
+      fail_user("{}: {} {} takes {} {}_params, got {}", node.describe(), key, name, count, key, p.size());
     }
   };
   FusedActivation a;
@@ -57,8 +58,8 @@ FusedActivation fused_activation(const Node& node) {
     params(0);
     a.form = FusedActivation::Form::silu;
   } else {
-    fail_user("{}: activation '{}' is not one of Relu, Clip, HardSigmoid, HardSwish, Gelu, GeluTanh, Sigmoid, Silu",
-              node.describe(), name);
+    fail_user("{}: {} '{}' is not one of Relu, Clip, HardSigmoid, HardSwish, Gelu, GeluTanh, Sigmoid, Silu",
+              node.describe(), key, name);
   }
   return a;
 }

@@ -19,6 +19,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/graph.h"
@@ -48,9 +49,11 @@ struct FusedActivation {
   }
 };
 
-// A fused op's activation from its attributes: the identity when it has none. Fails naming the
-// node for an activation name or a parameter count it does not know.
-FusedActivation fused_activation(const Node& node);
+// A fused op's activation from its attributes (`activation` and `activation_params`, each name
+// after `prefix`: PointwiseDepthwiseConv's first activation is `pointwise_activation`): the
+// identity when it has none. Fails naming the node for an activation name or a parameter count
+// it does not know.
+FusedActivation fused_activation(const Node& node, std::string_view prefix = "");
 
 // The fused-op attributes (`activation`, `activation_params`) that compute `node`, an f32 op of
 // one input; nullopt for an op it cannot express (another op, Clip with bounds that are not

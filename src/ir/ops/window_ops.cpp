@@ -2,7 +2,9 @@
 // number of spatial dims (1-D and 2-D are what models export; the ONNX tests also have 3-D).
 // The window geometry (kernel, strides, dilations, pads, auto_pad) is shared with the reference
 // kernels through window_geometry.h. FusedConv is ours: a Conv with its residual add and
-// activation folded in (passes/conv_epilogue_folding.h).
+// activation folded in (passes/conv_epilogue_folding.h); so is PointwiseDepthwiseConv, a 1x1
+// convolution and the depthwise convolution that reads it, computed together
+// (passes/pointwise_depthwise_folding.h).
 #include "ir/error.h"
 #include "ir/op_registry.h"
 #include "ir/ops/fused_activation.h"
@@ -91,6 +93,49 @@ void infer_fused_conv(Node& node, Graph& graph) {
   for (size_t d = 0; d < out.size(); ++d) unify_dims(node, z->shape[d], out[d], "residual and output dims");
 }
 
+// PointwiseDepthwiseConv (ours): X [N, C, spatial...]; W1 [E, C, 1...], the 1x1 convolution's
+// weight; W2 [E, 1, kernel...], the depthwise convolution's (group = E, its window the window
+// attributes); the optional biases B1 [E] and B2 [E]; the activations `pointwise_activation`
+// (after the 1x1 convolution) and `activation` (after the depthwise one).
+void infer_pointwise_depthwise_conv(Node& node, Graph&) {
+  for (size_t i = 1; i < 5; ++i) require_same_dtype(node, i, 0);
+  const Value* x = node.input(0);
+  const Value* w1 = node.input(1);
+  const Value* w2 = node.input(2);
+  const size_t spatial = spatial_rank(node);
+  require_rank(node, 1, static_cast<int64_t>(spatial + 2));
+  for (size_t d = 2; d < w1->shape.size(); ++d) {
+    if (w1->shape[d] != Dim(1)) {
+      fail_user("{}: {} must be a 1x1 weight, got {}", node.describe(), describe_input(node, 1), w1->type_string());
+    }
+  }
+  unify_dims(node, x->shape[1], w1->shape[1], "input channels and pointwise weight dim 1");
+  const Dim& expanded = w1->shape[0];
+  require_rank(node, 2, static_cast<int64_t>(spatial + 2));
+  unify_dims(node, w2->shape[0], expanded, "depthwise and pointwise weight dim 0");
+  unify_dims(node, w2->shape[1], Dim(1), "depthwise weight dim 1");
+  if (!expanded.is_const() || node.attr_int("group", 1) != expanded.value()) {
+    fail_user("{}: attribute 'group' = {} must be the {} channels of {}", node.describe(), node.attr_int("group", 1),
+              expanded.to_string(), describe_input(node, 2));
+  }
+  for (size_t bias : {3, 4}) {
+    if (!node.has_input(bias)) continue;
+    require_rank(node, bias, 1);
+    unify_dims(node, node.input(bias)->shape[0], expanded, "bias length and channels");
+  }
+  std::vector<int64_t> kernel;
+  for (size_t d = 2; d < w2->shape.size(); ++d) {
+    if (!w2->shape[d].is_const()) fail_user("{}: {} has a symbolic kernel dim", node.describe(), describe_input(node, 2));
+    kernel.push_back(w2->shape[d].value());
+  }
+  WindowGeometry g = window_geometry(node, spatial, kernel);
+  Shape out = {x->shape[0], expanded};
+  for (size_t i = 0; i < spatial; ++i) out.push_back(window_output_dim(node, g, i, x->shape[2 + i], false));
+  set_output(node, 0, x->dtype, out);
+  fused_activation(node);
+  fused_activation(node, "pointwise_");
+}
+
 void infer_conv_transpose(Node& node, Graph&) {
   require_same_dtype(node, 1, 0);
   require_same_dtype(node, 2, 0);
@@ -153,6 +198,17 @@ void register_window_ops(OpRegistry& r) {
          .attrs = with({{"group", AttrKind::Int}, {"activation", AttrKind::String}, {"activation_params", AttrKind::Floats}}),
          .input_dtypes = {DType::f32},
          .infer = infer_fused_conv});
+  r.add({.name = "PointwiseDepthwiseConv",
+         .traits = kLibraryCall,
+         .min_inputs = 3,
+         .max_inputs = 5,
+         .attrs = with({{"group", AttrKind::Int},
+                        {"activation", AttrKind::String},
+                        {"activation_params", AttrKind::Floats},
+                        {"pointwise_activation", AttrKind::String},
+                        {"pointwise_activation_params", AttrKind::Floats}}),
+         .input_dtypes = {DType::f32},
+         .infer = infer_pointwise_depthwise_conv});
   r.add({.name = "ConvTranspose",
          .min_inputs = 2,
          .max_inputs = 3,
