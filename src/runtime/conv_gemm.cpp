@@ -77,11 +77,12 @@ class ConvCall : public LibraryCall {
     const float* residual = in.size() > 3 && in[3].defined() ? in[3].data<float>() : nullptr;  // FusedConv's Z
     const ConvShape s = conv_shape(node_, x.shape(), w.shape(), out.shape());
     if (s.groups == s.channels && s.maps == s.channels) {
-      // With an epilogue, 16 planes at a time (the planes depthwise_conv computes together
-      // across channels): they are still in L1 or L2 when they are activated.
-      const bool plain = !has_epilogue(residual);
+      // The activation alone is applied by the kernel. With a residual, 16 planes at a time
+      // (the planes depthwise_conv computes together across channels) get the whole epilogue.
       team.run(s.batch * s.channels, [&](int, int64_t first, int64_t end) {
-        if (plain) return depthwise_conv(s, x.data<float>(), w.data<float>(), bias, out.data<float>(), first, end);
+        if (residual == nullptr) {
+          return depthwise_conv(s, x.data<float>(), w.data<float>(), bias, out.data<float>(), first, end, activation_);
+        }
         for (int64_t plane = first; plane < end; plane += 16) {
           const int64_t last = std::min(end, plane + 16);
           depthwise_conv(s, x.data<float>(), w.data<float>(), bias, out.data<float>(), plane, last);

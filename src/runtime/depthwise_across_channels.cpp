@@ -184,7 +184,7 @@ TF_AVX512 void lay_out_weights(const ConvShape& s, const float* w, const float* 
 
 // Planes p0 .. p0 + n (n <= 16) of the batch, band by band.
 TF_AVX512 void convolve_block(const ConvShape& s, const Block& geometry, const float* x, const float* w,
-                              const float* bias, float* out, int64_t p0, int n) {
+                              const float* bias, const FusedActivation& activation, float* out, int64_t p0, int n) {
   const int64_t taps = s.kh * s.kw, plane_in = s.height * s.width, plane_out = s.positions();
   float* tap_weights = t_weights.floats(taps * kLanes + kLanes);
   float* biases = tap_weights + taps * kLanes;
@@ -196,6 +196,7 @@ TF_AVX512 void convolve_block(const ConvShape& s, const Block& geometry, const f
     const int64_t rows = std::min(geometry.band, s.out_h - oy0);
     fill_rows(s, x + p0 * plane_in, n, oy0 * s.stride_h, Block::input_rows(s, rows), geometry.columns, block);
     sum_taps(s, block, geometry.columns, kLanes, tap_weights, bias_vector, rows, sums);
+    if (!activation.identity()) apply_epilogue(sums, nullptr, rows * s.out_w * kLanes, activation);
     store_planes(sums, rows * s.out_w, oy0 * s.out_w, plane_out, n, out + p0 * plane_out);
   }
 }
@@ -225,11 +226,11 @@ bool depthwise_across_channels_suits(const ConvShape& s) {
 }
 
 void depthwise_across_channels(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
-                               int64_t first_plane, int64_t end_plane) {
+                               int64_t first_plane, int64_t end_plane, const FusedActivation& activation) {
   const Block geometry(s);
   for (int64_t p0 = first_plane; p0 < end_plane; p0 += kLanes) {
     const int n = static_cast<int>(std::min<int64_t>(kLanes, end_plane - p0));
-    convolve_block(s, geometry, x, w, bias, out, p0, n);
+    convolve_block(s, geometry, x, w, bias, activation, out, p0, n);
   }
 }
 

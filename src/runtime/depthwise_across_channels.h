@@ -21,11 +21,12 @@ namespace tilefuse::runtime {
 // than 28 (measured on MobileNetV3's and ConvNeXt's depthwise layers, bench/README.md).
 bool depthwise_across_channels_suits(const ConvShape& s);
 
-// As depthwise_conv (depthwise_conv.h): out[plane] = bias[c] + the depthwise convolution of
-// x[plane] for the planes [first_plane, end_plane) of the batch's N * C (c = plane % C), 16 at
-// a time; `bias` may be null. Any kernel size, stride, dilation and padding.
+// As depthwise_conv (depthwise_conv.h): out[plane] = activation(bias[c] + the depthwise
+// convolution of x[plane]) for the planes [first_plane, end_plane) of the batch's N * C
+// (c = plane % C), 16 at a time; `bias` may be null. Any kernel size, stride, dilation and
+// padding.
 void depthwise_across_channels(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
-                               int64_t first_plane, int64_t end_plane);
+                               int64_t first_plane, int64_t end_plane, const FusedActivation& activation = {});
 
 // A band of channels-last input rows, as a 1x1 convolution computes them for the depthwise one
 // that reads them (pointwise_depthwise_call.h): laid out [row][column][channel], `step` floats

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/depthwise_across_channels.h"
+#include "runtime/epilogue.h"
 #include "runtime/lane_masks.h"
 #include "runtime/row_kernels.h"
 #include "runtime/cpu_isa.h"
@@ -202,6 +203,17 @@ void tap_rows(const ConvShape& s, const float* x, const float* w, const float* b
   }
 }
 
+// Planes [first_plane, end_plane) without an activation: register-blocked where the shape allows.
+void convolve_planes(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
+                     int64_t first_plane, int64_t end_plane) {
+  if (depthwise_register_blocked(s)) {
+    if (vector_isa() == VectorIsa::avx512) return avx512::register_blocked(s, x, w, bias, out, first_plane, end_plane);
+    return avx2::register_blocked(s, x, w, bias, out, first_plane, end_plane);
+  }
+  if (s.stride_h == s.stride_w || s.out_h == 1) return padded_planes(s, x, w, bias, out, first_plane, end_plane);
+  tap_rows(s, x, w, bias, out, first_plane, end_plane);
+}
+
 }  // namespace
 
 bool depthwise_register_blocked(const ConvShape& s) {
@@ -211,19 +223,21 @@ bool depthwise_register_blocked(const ConvShape& s) {
 }
 
 void depthwise_conv(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
-                    int64_t first_plane, int64_t end_plane) {
-  if (depthwise_across_channels_suits(s)) return depthwise_across_channels(s, x, w, bias, out, first_plane, end_plane);
-  depthwise_planes(s, x, w, bias, out, first_plane, end_plane);
+                    int64_t first_plane, int64_t end_plane, const FusedActivation& activation) {
+  if (depthwise_across_channels_suits(s)) {
+    return depthwise_across_channels(s, x, w, bias, out, first_plane, end_plane, activation);
+  }
+  depthwise_planes(s, x, w, bias, out, first_plane, end_plane, activation);
 }
 
 void depthwise_planes(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
-                      int64_t first_plane, int64_t end_plane) {
-  if (depthwise_register_blocked(s)) {
-    if (vector_isa() == VectorIsa::avx512) return avx512::register_blocked(s, x, w, bias, out, first_plane, end_plane);
-    return avx2::register_blocked(s, x, w, bias, out, first_plane, end_plane);
+                      int64_t first_plane, int64_t end_plane, const FusedActivation& activation) {
+  if (activation.identity()) return convolve_planes(s, x, w, bias, out, first_plane, end_plane);
+  // A plane at a time, activated while it is still in L1 or L2.
+  for (int64_t plane = first_plane; plane < end_plane; ++plane) {
+    convolve_planes(s, x, w, bias, out, plane, plane + 1);
+    apply_epilogue(out + plane * s.positions(), nullptr, s.positions(), activation);
   }
-  if (s.stride_h == s.stride_w || s.out_h == 1) return padded_planes(s, x, w, bias, out, first_plane, end_plane);
-  tap_rows(s, x, w, bias, out, first_plane, end_plane);
 }
 
 }  // namespace tilefuse::runtime

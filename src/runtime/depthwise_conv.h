@@ -13,19 +13,22 @@
 
 #include <cstdint>
 
+#include "ir/ops/fused_activation.h"
 #include "runtime/conv_unfold.h"
 
 namespace tilefuse::runtime {
 
-// out[plane] = bias[c] + the depthwise convolution of x[plane] for the planes [first_plane,
-// end_plane) of the batch's N * C planes (c = plane % C); `bias` may be null. Across channels
-// (depthwise_across_channels.h) where that suits the shape, otherwise plane by plane.
+// out[plane] = activation(bias[c] + the depthwise convolution of x[plane]) for the planes
+// [first_plane, end_plane) of the batch's N * C planes (c = plane % C); `bias` may be null.
+// Across channels (depthwise_across_channels.h) where that suits the shape, otherwise plane by
+// plane. The activation is applied to each block of outputs while it is in cache: a second pass
+// over 16 planes of 112 x 112 would read them back from L3.
 void depthwise_conv(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
-                    int64_t first_plane, int64_t end_plane);
+                    int64_t first_plane, int64_t end_plane, const FusedActivation& activation = {});
 
 // The same plane by plane, whatever the shape (bench/gemm/depthwise_ab.cpp compares the two).
 void depthwise_planes(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
-                      int64_t first_plane, int64_t end_plane);
+                      int64_t first_plane, int64_t end_plane, const FusedActivation& activation = {});
 
 // True where depthwise_conv runs the shape register-blocked (the CPU has AVX-512 or AVX2 too).
 bool depthwise_register_blocked(const ConvShape& s);

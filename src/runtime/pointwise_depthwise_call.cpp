@@ -195,12 +195,10 @@ class PointwiseDepthwiseCall : public LibraryCall {
     ConvShape local = s;
     local.batch = 1, local.height = b.hi - b.lo, local.out_h = b.r1 - b.r0, local.pad_top = b.pad_top;
     float* band_out = t_band_out.floats(static_cast<size_t>(s.channels * local.positions()));
-    depthwise_conv(local, expanded, ops.w2, ops.b2, band_out, e0, e1);
+    depthwise_conv(local, expanded, ops.w2, ops.b2, band_out, e0, e1, depthwise_activation_);
     for (int64_t e = e0; e < e1; ++e) {
-      float* from = band_out + e * local.positions();
-      if (!depthwise_activation_.identity()) apply_epilogue(from, nullptr, local.positions(), depthwise_activation_);
       float* to = ops.out + ((image * s.channels + e) * s.out_h + b.r0) * s.out_w;
-      std::memcpy(to, from, static_cast<size_t>(local.positions()) * sizeof(float));
+      std::memcpy(to, band_out + e * local.positions(), static_cast<size_t>(local.positions()) * sizeof(float));
     }
   }
 

@@ -93,6 +93,10 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"ResidualSilu", {1, 20, 9, 9}, {30, 20, 1, 1}, {}, true, true, true, "Silu"},
                       ConvCase{"DepthwiseSigmoid", {1, 4, 7, 7}, {4, 1, 3, 3},
                                {{"group", int64_t{4}}, {"pads", Ints{1, 1, 1, 1}}}, true, true, false, "Sigmoid"},
+                      // Rows of 40 at stride 1: plane by plane on AVX-512 too, each plane
+                      // activated by the kernel as it is finished; two images.
+                      ConvCase{"DepthwiseWideRowsHardSwish", {2, 5, 6, 40}, {5, 1, 3, 3},
+                               {{"group", int64_t{5}}, {"pads", Ints{1, 1, 1, 1}}}, true, true, false, "HardSwish"},
                       ConvCase{"WeightNotConstantRelu", {2, 3, 8, 9}, {4, 3, 3, 3}, {}, true, false, false, "Relu"}),
     [](const auto& info) { return info.param.name; });
 
