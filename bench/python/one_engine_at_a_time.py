@@ -5,9 +5,10 @@ and would take tilefuse's cores if the calls alternated), 12 runs each, best, at
 the last table in results.md.
 
     PYTHONPATH=build/python TILEFUSE_CACHE_DIR=build/real-work/full/cache \\
-        build/peers-venv/bin/python bench/python/one_engine_at_a_time.py [MANIFEST]
+        build/peers-venv/bin/python bench/python/one_engine_at_a_time.py [MANIFEST [ARCH,...]]
 
-MANIFEST defaults to build/real-work/full/manifest.json (bench/real/run_real.py writes it).
+MANIFEST defaults to build/real-work/full/manifest.json (bench/real/run_real.py writes it); a
+comma-separated list of architectures (e.g. mobilenet_v3_large,resnet50) limits the run to them.
 """
 import json
 import pathlib
@@ -23,8 +24,9 @@ from session_timing import best_ms
 def main():
     manifest_path = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/real-work/full/manifest.json")
     base = manifest_path.parent
+    archs = sys.argv[2].split(",") if len(sys.argv) > 2 else None
     entries = [e for e in json.loads(manifest_path.read_text())["entries"]
-               if e["exporter"] == "torchscript" and e["shapes"] == "static"]
+               if e["exporter"] == "torchscript" and e["shapes"] == "static" and (archs is None or e["arch"] in archs)]
     for threads in (2, 1):
         ratios = []
         for e in entries:
