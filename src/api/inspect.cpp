@@ -67,7 +67,8 @@ std::vector<const Value*> values_in_reading_order(const Graph& graph) {
 }
 
 // What a fused GEMM or convolution computes in its store besides the product, in order: the
-// folded bias, the residual, the activation.
+// folded bias, the residual, the activation (PointwiseDepthwiseConv: the 1x1 convolution's, then
+// "depthwise" and the depthwise convolution's).
 std::vector<std::string> epilogue_of(const Node& node) {
   if (node.op == "PointwiseDepthwiseConv") {  // each convolution's, in order
     std::vector<std::string> parts;

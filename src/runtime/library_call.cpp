@@ -43,7 +43,7 @@ bool library_call_supports(const Node& node) {
 std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBlocking& blocking, Precision precision) {
   if (half_precision_call_supports(node)) return prepare_half_precision_call(node, blocking, precision);
   if (node.op == "Conv" || node.op == "FusedConv") return prepare_conv_call(node, blocking, precision);
-  if (node.op == "PointwiseDepthwiseConv") return prepare_pointwise_depthwise_call(node, blocking);
+  if (node.op == "PointwiseDepthwiseConv") return prepare_pointwise_depthwise_call(node, blocking, precision);
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return prepare_matmul_call(node, blocking, precision);
   if (node.op == "MaxPool") return prepare_pool_call(node);
   if (node.op == "Split" || node.op == "Concat") return prepare_axis_parts_call(node);

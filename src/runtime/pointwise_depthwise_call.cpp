@@ -67,7 +67,7 @@ const float* optional(const std::vector<Tensor>& in, size_t i) {
 
 class PointwiseDepthwiseCall : public LibraryCall {
  public:
-  PointwiseDepthwiseCall(const Node& node, const GemmBlocking& blocking)
+  PointwiseDepthwiseCall(const Node& node, const GemmBlocking& blocking, Precision precision)
       : node_(node),
         blocking_(blocking),
         pointwise_activation_(fused_activation(node, "pointwise_")),
@@ -75,6 +75,7 @@ class PointwiseDepthwiseCall : public LibraryCall {
         channels_last_(vector_isa() == VectorIsa::avx512) {
     const Tensor& w = *node.input(1)->constant;
     const int64_t expanded = w.shape()[0], channels = w.shape()[1];
+    const bool bf16 = effective_precision(precision) == Precision::bf16;
     if (channels_last_) {
       // Each part's weight transposed, [channels x part], as the B operand: the product's rows
       // are positions and its columns channels, the layout the depthwise kernel reads.
@@ -83,10 +84,14 @@ class PointwiseDepthwiseCall : public LibraryCall {
       for (int64_t first = 0; first < expanded; first += width) {
         const ChannelPart part{first, std::min(width, expanded - first)};
         parts_.push_back(part);
-        packed_.push_back(PackedOperand::pack_b({w.data<float>() + first * channels, 1, channels}, channels, part.count));
+        const MatrixView weight{w.data<float>() + first * channels, 1, channels};
+        packed_.push_back(bf16 ? PackedOperand::pack_b_bf16(weight, channels, part.count)
+                               : PackedOperand::pack_b(weight, channels, part.count));
       }
     } else if (own_gemm_engine()) {
-      packed_.push_back(PackedOperand::pack_a({w.data<float>(), channels, 1}, expanded, channels));
+      const MatrixView weight{w.data<float>(), channels, 1};
+      packed_.push_back(bf16 ? PackedOperand::pack_a_bf16(weight, expanded, channels)
+                             : PackedOperand::pack_a(weight, expanded, channels));
     }
   }
 
@@ -256,8 +261,9 @@ bool pointwise_depthwise_supported(const Node& node) {
   return true;
 }
 
-std::unique_ptr<LibraryCall> prepare_pointwise_depthwise_call(const Node& node, const GemmBlocking& blocking) {
-  return std::make_unique<PointwiseDepthwiseCall>(node, blocking);
+std::unique_ptr<LibraryCall> prepare_pointwise_depthwise_call(const Node& node, const GemmBlocking& blocking,
+                                                              Precision precision) {
+  return std::make_unique<PointwiseDepthwiseCall>(node, blocking, precision);
 }
 
 }  // namespace tilefuse::runtime

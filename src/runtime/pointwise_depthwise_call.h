@@ -27,6 +27,9 @@ inline constexpr int64_t kBandBytes = int64_t{384} << 10;
 // (own_gemm_engine()), and the node's weights are constant (the pass only forms it so).
 bool pointwise_depthwise_supported(const Node& node);
 
-std::unique_ptr<LibraryCall> prepare_pointwise_depthwise_call(const Node& node, const GemmBlocking& blocking);
+// The 1x1 convolution multiplies in `precision` (runtime/precision.h: bf16 products where the
+// CPU has them); the depthwise one is f32.
+std::unique_ptr<LibraryCall> prepare_pointwise_depthwise_call(const Node& node, const GemmBlocking& blocking,
+                                                              Precision precision = Precision::f32);
 
 }  // namespace tilefuse::runtime

@@ -2,15 +2,19 @@
 // interpreter: band edges (one band, many bands, a band whose window is all padding), channel
 // parts (expansions that are not a multiple of 16 or of a part), strides 1 and 2, 3x3, 5x5 and
 // 3x5 kernels, dilation, asymmetric padding, two images, with and without biases and
-// activations, on teams of 1, 2 and 3 workers, twice each (the second run reuses the scratch).
+// activations, on teams of 1, 2 and 3 workers, twice each (the second run reuses the scratch);
+// and in bf16.
 // runtime_kernels_avx2 and _scalar run it again on the planes path and with OpenBLAS.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <ostream>
 
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
 #include "runtime/pointwise_depthwise_call.h"
+#include "runtime/sgemm_microkernel.h"
 
 namespace tilefuse::runtime {
 namespace {
@@ -34,12 +38,9 @@ Tensor filled(const Ints& shape, int salt) {
   return t;
 }
 
-class PointwiseDepthwise : public ::testing::TestWithParam<Case> {};
-
-TEST_P(PointwiseDepthwise, MatchesReference) {
-  const Case& c = GetParam();
+// The case's node in `g`; `inputs` gets the tensors a run takes.
+Node* build(Graph& g, const Case& c, std::vector<Tensor>& inputs) {
   const int64_t channels = c.x[1], e = c.expanded;
-  Graph g;
   std::vector<Value*> in = {g.add_input("x", DType::f32, shape_of(c.x)), g.add_constant("w1", filled({e, channels, 1, 1}, 1)),
                             g.add_constant("w2", filled({e, 1, c.kernel[0], c.kernel[1]}, 3))};
   if (c.biases) in.insert(in.end(), {g.add_constant("b1", filled({e}, 2)), g.add_constant("b2", filled({e}, 4))});
@@ -47,9 +48,19 @@ TEST_P(PointwiseDepthwise, MatchesReference) {
   attrs["group"] = e;
   Node* node = g.add_node("PointwiseDepthwiseConv", "pdw", in, {"y"}, attrs);
   g.infer_shapes();
-  ASSERT_TRUE(pointwise_depthwise_supported(*node));
+  inputs.clear();
+  for (const Value* v : node->inputs) inputs.push_back(v->constant ? *v->constant : filled(c.x, 5));
+  return node;
+}
+
+class PointwiseDepthwise : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PointwiseDepthwise, MatchesReference) {
+  const Case& c = GetParam();
+  Graph g;
   std::vector<Tensor> inputs;
-  for (const Value* v : node->inputs) inputs.push_back(v == nullptr ? Tensor() : v->constant ? *v->constant : filled(c.x, 5));
+  Node* node = build(g, c, inputs);
+  ASSERT_TRUE(pointwise_depthwise_supported(*node));
   const Tensor expected = reference::evaluate_node(*node, inputs).at(0);
   std::vector<Tensor> outs = {Tensor(DType::f32, expected.shape())};
   std::unique_ptr<LibraryCall> call = prepare_library_call(*node, default_blocking(48 << 10, 2 << 20));
@@ -62,6 +73,25 @@ TEST_P(PointwiseDepthwise, MatchesReference) {
       EXPECT_TRUE(r.ok) << c.name << " run " << run << " on " << workers << " workers: " << r.message;
     }
   }
+}
+
+// In bf16 the 1x1 convolution's products are rounded (within the README's bound for bf16, 2e-2
+// of the largest output) and are not computed in f32.
+TEST(PointwiseDepthwiseBf16, StaysWithinTheBoundAndIsNotF32) {
+  if (!bf16_supported()) GTEST_SKIP() << "this CPU has no avx512_bf16 (or AVX-512 is not in use)";
+  const Case c{"Bf16", {1, 24, 17, 19}, 72, {3, 3}, {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}}};
+  Graph g;
+  std::vector<Tensor> inputs;
+  Node* node = build(g, c, inputs);
+  const Tensor expected = reference::evaluate_node(*node, inputs).at(0);
+  double largest = 0;
+  for (int64_t i = 0; i < expected.numel(); ++i) largest = std::max(largest, std::abs(expected.get_f64(i)));
+  std::vector<Tensor> outs = {Tensor(DType::f32, expected.shape())};
+  std::unique_ptr<LibraryCall> call = prepare_library_call(*node, default_blocking(48 << 10, 2 << 20), Precision::bf16);
+  ThreadTeam team(2);
+  call->run(team, inputs, outs);
+  EXPECT_TRUE(compare_tensors(outs[0], expected, {0, 2e-2 * largest}).ok);
+  EXPECT_FALSE(compare_tensors(outs[0], expected, {1e-4, 1e-4}).ok) << "f32's accuracy in bf16";
 }
 
 const AttributeMap kPad1 = {{"pads", Ints{1, 1, 1, 1}}};
