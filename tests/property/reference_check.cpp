@@ -12,8 +12,13 @@ Tolerance tolerance_for(const Graph& graph) {
     if (v->dtype == DType::f16) bound = std::max(bound, 0x1p-9);
     if (v->dtype == DType::bf16) bound = std::max(bound, 0x1p-6);
   }
-  if (bound == 0) return {1e-5, 1e-6};
-  return {bound, bound};
+  if (bound != 0) return {bound, bound};
+  // A convolution's engines sum its window in other orders than the reference (Winograd's
+  // transforms most of all), so graphs with one get 1e-4, as the convolution tests do.
+  for (const Node* n : graph.nodes()) {
+    if (n->op == "Conv") return {1e-4, 1e-5};
+  }
+  return {1e-5, 1e-6};
 }
 
 std::string mismatches_against_reference(const Graph& graph, const std::vector<Inputs>& input_sets,

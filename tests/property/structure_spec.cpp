@@ -78,6 +78,7 @@ class StructureBuilder {
       case StepKind::MatMul: return matmul(x, step.which);
       case StepKind::Concat: return node("Concat", {x, same_shape(x, step.other)}, {{"axis", int64_t{0}}});
       case StepKind::RewrittenProduct: return rewritten_product(x, step.which);
+      case StepKind::Convolution: return convolution(x, step.which);
     }
     return nullptr;
   }
@@ -184,6 +185,64 @@ class StructureBuilder {
     return node("Mul", {node("Mul", {scalar(0.5f), y}), node("Add", {scalar(1.0f), t})});
   }
 
+  // x as a one-channel image [1, 1, rows, last dim] (its leading dims folded into the rows).
+  Value* as_image(Value* x) {
+    std::vector<int64_t> axes;
+    for (int64_t d = 0; d < 4 - x->rank(); ++d) axes.push_back(d);
+    Value* image = axes.empty() ? x : node("Unsqueeze", {x, i64_constant(axes)});
+    return node("Reshape", {image, i64_constant({1, 1, -1, 0})});  // 0: the last dim as it is
+  }
+
+  // Conv of `x` to `maps` maps with a constant weight and bias; `group` groups.
+  Value* conv(Value* x, int64_t maps, int64_t kernel, AttributeMap attrs, int64_t group = 1) {
+    const int64_t channels = x->shape[1].value();
+    attrs["group"] = group;
+    return node("Conv", {x, constant(values({maps, channels / group, kernel, kernel})), constant(values({maps}))},
+                std::move(attrs));
+  }
+
+  // Convolutions and what fused mode folds around them (passes/conv_epilogue_folding.h,
+  // passes/pointwise_depthwise_folding.h): a residual Add, activations, a 1x1 expansion read by
+  // a depthwise convolution. Sometimes an intermediate joins the pool, so a later step reads it
+  // too and the fold must be refused.
+  Value* convolution(Value* x, int which) {
+    const AttributeMap pad1 = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    auto share = [&](Value* v) {
+      if (which % 3 == 0) pool_.push_back(v);
+      return v;
+    };
+    auto relu6 = [&](Value* v) {
+      return node("Clip", {v, constant(Tensor::scalar_f32(0.0f)), constant(Tensor::scalar_f32(6.0f))});
+    };
+    switch (which % 5) {
+      case 0: return node("Relu", {share(conv(as_image(x), 4, 3, pad1))});  // a stem: maps in lanes
+      case 1: {  // a residual block: 3x3 to 8 maps, 1x1 back to 1, + the image, Relu
+        Value* image = as_image(x);
+        Value* mid = share(node("Relu", {conv(image, 8, 3, pad1)}));
+        return node("Relu", {node("Add", {conv(mid, 1, 1, {}), image})});
+      }
+      case 2: {  // an inverted residual's expansion and depthwise convolution, stride 1 or 2
+        Value* expanded = share(node("HardSwish", {conv(as_image(x), 16, 1, {})}));
+        AttributeMap attrs = pad1;
+        attrs["strides"] = std::vector<int64_t>{which % 2 + 1, which % 2 + 1};
+        return relu6(conv(expanded, 16, 3, attrs, 16));
+      }
+      case 3: {  // depthwise 5x5 with SiLU written out
+        Value* expanded = conv(as_image(x), 16, 1, {});
+        Value* d = share(conv(expanded, 16, 5, {{"pads", std::vector<int64_t>{2, 2, 2, 2}}}, 16));
+        return node("Mul", {d, node("Sigmoid", {d})});
+      }
+      default: {  // MobileNetV3's first expansion at its full size, a new input: the expansion
+                  // (1 MiB) and the depthwise convolution become one PointwiseDepthwiseConv
+        Value* image = input({Dim(1), Dim(16), Dim(64), Dim(64)});
+        Value* expanded = share(node("Relu", {conv(image, 64, 1, {})}));
+        AttributeMap attrs = pad1;
+        attrs["strides"] = std::vector<int64_t>{2, 2};
+        return conv(node("HardSwish", {conv(expanded, 64, 3, attrs, 64)}), 8, 1, {});
+      }
+    }
+  }
+
   // A constant of `shape` with values in [-0.5, 0.5).
   static Tensor values(std::vector<int64_t> shape) {
     Tensor t(DType::f32, std::move(shape));
@@ -219,7 +278,8 @@ rc::Gen<StepSpec> step_spec() {
                                                                         {30, StepKind::View},
                                                                         {12, StepKind::MatMul},
                                                                         {8, StepKind::Concat},
-                                                                        {8, StepKind::RewrittenProduct}})),
+                                                                        {8, StepKind::RewrittenProduct},
+                                                                        {5, StepKind::Convolution}})),
       rc::gen::set(&StepSpec::which, rc::gen::inRange(0, 60)), rc::gen::set(&StepSpec::operand, rc::gen::inRange(0, 60)),
       rc::gen::set(&StepSpec::other, rc::gen::inRange(0, 60)));
 }

@@ -22,7 +22,7 @@
 
 namespace tilefuse::property {
 
-enum class StepKind { Unary, Binary, View, MatMul, Concat, RewrittenProduct };
+enum class StepKind { Unary, Binary, View, MatMul, Concat, RewrittenProduct, Convolution };
 
 struct StepSpec {
   StepKind kind = StepKind::Unary;
