@@ -205,8 +205,9 @@ TF_AVX512 void convolve_block(const ConvShape& s, const Block& geometry, const f
 
 int64_t channels_last_columns(const ConvShape& s) { return Block(s).columns; }
 
-TF_AVX512 void depthwise_channels_last(const ConvShape& s, const ChannelsLastBand& band, const float* w, const float* bias,
-                             int64_t c0, int n, const FusedActivation& activation, float* out) {
+TF_AVX512 void depthwise_channels_last(const ConvShape& s, const ChannelsLastBand& band, const float* w,
+                                       const float* bias, int64_t c0, int n, const FusedActivation& activation,
+                                       float* out) {
   const int64_t taps = s.kh * s.kw;
   float* tap_weights = t_weights.floats(taps * kLanes + kLanes);
   float* biases = tap_weights + taps * kLanes;
