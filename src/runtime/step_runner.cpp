@@ -516,10 +516,9 @@ struct StepRunner::Impl {
     const Node& n = *step.node;
     const bool conv = n.op == "Conv" || n.op == "FusedConv";
     const double outputs = static_cast<double>(product(p.shapes.at(n.outputs[0])));
-    if (n.op == "PointwiseDepthwiseConv") {  // the 1x1 convolution's MACs, then the depthwise one's
-      const auto& w1 = p.shapes.at(n.input(1));
+    if (n.op == "PointwiseDepthwiseConv") {  // the 1x1 convolution's MACs (E per input value), then the depthwise one's
       const auto& w2 = p.shapes.at(n.input(2));
-      return 2 * static_cast<double>(product(p.shapes.at(n.input(0))) / w1[1] * w1[0]) * static_cast<double>(w1[1]) +
+      return 2 * static_cast<double>(product(p.shapes.at(n.input(0)))) * static_cast<double>(p.shapes.at(n.input(1))[0]) +
              2 * outputs * static_cast<double>(product(w2) / w2[0]);
     }
     if (n.op != "MatMul" && n.op != "FusedMatMul" && n.op != "Gemm" && !conv) return 0;
