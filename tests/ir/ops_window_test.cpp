@@ -1,4 +1,5 @@
-// Shape inference of Conv, ConvTranspose and the pools, with symbolic batch and spatial dims.
+// Shape inference of Conv, ConvTranspose, the pools and our PointwiseDepthwiseConv, with symbolic
+// batch and spatial dims.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -94,6 +95,35 @@ TEST(WindowOps, KernelShapeMustMatchTheWeight) {
           {{"kernel_shape", Ints{5, 5}}});
   });
   EXPECT_THAT(msg, HasSubstr("does not match the weight's spatial dims"));
+}
+
+// PointwiseDepthwiseConv (X, W1, W2, B1, B2): the depthwise window over the 1x1 expansion's E
+// channels; a wrong weight or group, or an unknown activation, is named with its rule.
+TEST(WindowOps, PointwiseDepthwiseConvShapeAndErrors) {
+  auto pdw = [](Graph& g, std::vector<Dim> w1, std::vector<Dim> w2, AttributeMap attrs) {
+    return infer(g, "PointwiseDepthwiseConv",
+                 {g.add_input("x", DType::f32, {sym("N"), 16, 112, 112}), g.add_input("w1", DType::f32, std::move(w1)),
+                  g.add_input("w2", DType::f32, std::move(w2))},
+                 std::move(attrs));
+  };
+  const AttributeMap window = {{"group", int64_t{64}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}},
+                               {"pointwise_activation", std::string("Relu")}, {"activation", std::string("HardSwish")}};
+  Graph g;
+  EXPECT_EQ(shape_of_output(pdw(g, {64, 16, 1, 1}, {64, 1, 3, 3}, window)), "[N, 64, 56, 56]");
+  Graph g2;
+  EXPECT_THAT(user_error([&] { pdw(g2, {64, 16, 3, 3}, {64, 1, 3, 3}, window); }), HasSubstr("must be a 1x1 weight"));
+  Graph g3;
+  AttributeMap grouped = window;
+  grouped["group"] = int64_t{32};
+  EXPECT_THAT(user_error([&] { pdw(g3, {64, 16, 1, 1}, {64, 1, 3, 3}, grouped); }), HasSubstr("must be the 64 channels"));
+  Graph g4;
+  EXPECT_THAT(user_error([&] { pdw(g4, {64, 16, 1, 1}, {32, 1, 3, 3}, window); }),
+              HasSubstr("depthwise and pointwise weight dim 0"));
+  Graph g5;
+  AttributeMap unknown = window;
+  unknown["pointwise_activation"] = std::string("Softplus");
+  EXPECT_THAT(user_error([&] { pdw(g5, {64, 16, 1, 1}, {64, 1, 3, 3}, unknown); }),
+              HasSubstr("pointwise_activation 'Softplus' is not one of"));
 }
 
 }  // namespace
