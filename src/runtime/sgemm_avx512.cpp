@@ -69,20 +69,26 @@ TF_AVX512 inline __attribute__((always_inline)) void store_tile(const __m512 (&a
 // rows and kNR columns per depth step, but only the first R rows and V vectors are multiplied,
 // so a tile of 4 rows (the last of 64 output channels) costs a third of a full one, and one of
 // at most 16 columns (the last of a 14 x 14 image's 196 positions) half, instead of as much.
-template <int R, int V>
+//
+// InPlace: B is not a packed panel but the operand itself, depth step k at b + k * ldb (a 1x1
+// convolution's input planes), its `cols` columns read through masks.
+template <int R, int V, bool InPlace = false>
 TF_AVX512 void microkernel_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
-                                const TileStore& store, Prefetch prefetch) {
+                                const TileStore& store, Prefetch prefetch, int64_t ldb = kNR) {
   // Fully unrolled over the tile's rows and vectors, so the V * R accumulators live in registers.
   __m512 acc[V][R];
+  __mmask16 b_mask[V];
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 2
     for (int v = 0; v < V; ++v) acc[v][r] = _mm512_setzero_ps();
   }
+#pragma GCC unroll 2
+  for (int v = 0; v < V; ++v) b_mask[v] = lanes(cols - 16 * v);
   for (int64_t k = 0; k < kc; ++k) {
     __m512 bv[V];
 #pragma GCC unroll 2
-    for (int v = 0; v < V; ++v) bv[v] = _mm512_load_ps(b + 16 * v);
+    for (int v = 0; v < V; ++v) bv[v] = InPlace ? _mm512_maskz_loadu_ps(b_mask[v], b + 16 * v) : _mm512_load_ps(b + 16 * v);
     // The next A micro-panel steps in from L2 while this one is read from L1.
     _mm_prefetch(reinterpret_cast<const char*>(a + kMR * 8), _MM_HINT_T0);
     if (2 * k < prefetch.lines) {
@@ -96,7 +102,7 @@ TF_AVX512 void microkernel_tile(int64_t kc, const float* a, const float* b, floa
       for (int v = 0; v < V; ++v) acc[v][r] = _mm512_fmadd_ps(av, bv[v], acc[v][r]);
     }
     a += kMR;
-    b += kNR;
+    b += InPlace ? ldb : kNR;
   }
   store_tile<R, V>(acc, c, ldc, rows, cols, store);
 }
@@ -135,13 +141,13 @@ TF_AVX512_BF16 void microkernel_tile_bf16(int64_t kc, const float* a, const floa
 }
 
 // The tile's rows rounded up to 4, 8 or 12, with V vectors of columns.
-template <int V>
+template <int V, bool InPlace = false>
 TF_AVX512 void microkernel_columns(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows,
-                                   int cols, const TileStore& store, Prefetch prefetch) {
+                                   int cols, const TileStore& store, Prefetch prefetch, int64_t ldb = kNR) {
   static_assert(kMR == 12, "the row tails below assume 12-row panels");
-  if (rows > 8) return microkernel_tile<12, V>(kc, a, b, c, ldc, rows, cols, store, prefetch);
-  if (rows > 4) return microkernel_tile<8, V>(kc, a, b, c, ldc, rows, cols, store, prefetch);
-  microkernel_tile<4, V>(kc, a, b, c, ldc, rows, cols, store, prefetch);
+  if (rows > 8) return microkernel_tile<12, V, InPlace>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb);
+  if (rows > 4) return microkernel_tile<8, V, InPlace>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb);
+  microkernel_tile<4, V, InPlace>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb);
 }
 
 // Two vectors rounded to bf16 and paired lane by lane: word i holds lo[i] in its low half and
@@ -167,6 +173,12 @@ TF_AVX512 void microkernel(int64_t kc, const float* a, const float* b, float* c,
                            const TileStore& store, Prefetch prefetch) {
   if (cols > 16) return microkernel_columns<2>(kc, a, b, c, ldc, rows, cols, store, prefetch);
   microkernel_columns<1>(kc, a, b, c, ldc, rows, cols, store, prefetch);
+}
+
+TF_AVX512 void microkernel_b_in_place(int64_t kc, const float* a, const float* b, int64_t ldb, float* c, int64_t ldc,
+                                      int rows, int cols, const TileStore& store, Prefetch prefetch) {
+  if (cols > 16) return microkernel_columns<2, true>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb);
+  microkernel_columns<1, true>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb);
 }
 
 TF_AVX512_BF16 void microkernel_bf16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows,

@@ -21,6 +21,12 @@ void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t l
   fail_internal("sgemm micro-kernel called on a CPU without AVX2");
 }
 
+void microkernel_b_in_place(int64_t kc, const float* a, const float* b, int64_t ldb, float* c, int64_t ldc, int rows,
+                            int cols, const TileStore& store, Prefetch prefetch) {
+  if (vector_isa() != VectorIsa::avx512) fail_internal("the in-place micro-kernel called without AVX-512");
+  avx512::microkernel_b_in_place(kc, a, b, ldb, c, ldc, rows, cols, store, prefetch);
+}
+
 bool bf16_supported() {
   static const bool supported = vector_isa() == VectorIsa::avx512 && __builtin_cpu_supports("avx512bf16");
   return supported;

@@ -53,6 +53,12 @@ struct Prefetch {
 void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
                  const TileStore& store, Prefetch prefetch = {});
 
+// The same tile with B read in place rather than from a packed panel: depth step k's `cols`
+// columns at b + k * ldb (a 1x1 convolution's input planes, which packing would only copy).
+// AVX-512 only: call it where vector_isa() is AVX-512.
+void microkernel_b_in_place(int64_t kc, const float* a, const float* b, int64_t ldb, float* c, int64_t ldc, int rows,
+                            int cols, const TileStore& store, Prefetch prefetch = {});
+
 // bf16 products (bf16_pairs.h): the same tile from panels of bf16 pairs, kc depth steps
 // ((kc + 1) / 2 words per row or column), accumulated in f32. Only where bf16_supported().
 bool bf16_supported();  // AVX-512 in use (vector_isa()) and the CPU has avx512_bf16

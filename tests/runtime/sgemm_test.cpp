@@ -199,6 +199,20 @@ TEST_F(Sgemm, PackedARowsPassByInBlocksOfMc) {
 }
 
 // One column of C from a packed A or one row from a packed B is a matrix-vector product read
+
+// Against a packed A, a B whose rows are contiguous (a 1x1 convolution's input planes) is read
+// in place on AVX-512, not packed: column tails of 1-31 read through masks (never past a row),
+// rows ldb apart with ldb not a multiple of 16 (unaligned), every depth block, the epilogue.
+// Spread B (strided columns) is packed instead and must agree.
+TEST_F(Sgemm, PackedATimesRowsOfBReadInPlace) {
+  const FusedActivation gelu{.form = FusedActivation::Form::gelu};
+  for (Shape s : {Shape{64, 196, 40}, Shape{13, 49, 17}, Shape{25, 1, 9}, Shape{12, 33, 64}, Shape{40, 95, 3}}) {
+    check(s, {.pack_a = true}, 1, small);
+    check(s, {.pack_a = true, .row_bias = true, .residual = true, .activation = &gelu}, 2, small);
+    check(s, {.pack_a = true, .accumulate = true, .alpha = 0.5f}, 3, defaults);
+    check(s, {.pack_a = true, .spread = 2}, 2, small);
+  }
+}
 // straight from the panels: panel and depth tails (the depth is unrolled by 4), every
 // epilogue, strided vectors (gathered), batches and a weight large enough to split.
 TEST_F(Sgemm, MatrixVectorProductsAgainstPackedOperands) {
