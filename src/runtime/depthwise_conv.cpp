@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/activation_vectors.h"
 #include "runtime/depthwise_across_channels.h"
 #include "runtime/epilogue.h"
 #include "runtime/lane_masks.h"
@@ -34,6 +35,7 @@ namespace avx512 {
 
 struct Isa {
   using Vec = __m512;
+  using Activation = Avx512Activation;
   using Mask = uint32_t;  // bit e for value e of the 16 * S loaded
   static constexpr int kLanes = 16, kMaxVectors = 4;
   // R * V accumulators, the KH weights of a kernel column and the loads in flight in 32
@@ -84,6 +86,7 @@ namespace avx2 {
 // With 16 registers a block is one vector wide: 8 columns by up to 12 rows.
 struct Isa {
   using Vec = __m256;
+  using Activation = Avx2Activation;
   struct Mask {
     __m256i lo, hi;  // values 0-7 and 8-15 of the 8 * S loaded (hi only at stride 2)
   };
@@ -203,12 +206,13 @@ void tap_rows(const ConvShape& s, const float* x, const float* w, const float* b
   }
 }
 
-// Planes [first_plane, end_plane) without an activation: register-blocked where the shape allows.
+// Planes [first_plane, end_plane) without an activation: register-blocked where the shape
+// allows, otherwise through a padded copy or tap by tap.
 void convolve_planes(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
                      int64_t first_plane, int64_t end_plane) {
   if (depthwise_register_blocked(s)) {
-    if (vector_isa() == VectorIsa::avx512) return avx512::register_blocked(s, x, w, bias, out, first_plane, end_plane);
-    return avx2::register_blocked(s, x, w, bias, out, first_plane, end_plane);
+    if (vector_isa() == VectorIsa::avx512) return avx512::register_blocked(s, x, w, bias, out, first_plane, end_plane, {});
+    return avx2::register_blocked(s, x, w, bias, out, first_plane, end_plane, {});
   }
   if (s.stride_h == s.stride_w || s.out_h == 1) return padded_planes(s, x, w, bias, out, first_plane, end_plane);
   tap_rows(s, x, w, bias, out, first_plane, end_plane);
@@ -232,6 +236,13 @@ void depthwise_conv(const ConvShape& s, const float* x, const float* w, const fl
 
 void depthwise_planes(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
                       int64_t first_plane, int64_t end_plane, const FusedActivation& activation) {
+  const bool clamp = activation.form == FusedActivation::Form::clamp;  // the identity is one too
+  if (depthwise_register_blocked(s) && clamp) {  // applied as the kernel stores
+    if (vector_isa() == VectorIsa::avx512) {
+      return avx512::register_blocked(s, x, w, bias, out, first_plane, end_plane, activation);
+    }
+    return avx2::register_blocked(s, x, w, bias, out, first_plane, end_plane, activation);
+  }
   if (activation.identity()) return convolve_planes(s, x, w, bias, out, first_plane, end_plane);
   // A plane at a time, activated while it is still in L1 or L2.
   for (int64_t plane = first_plane; plane < end_plane; ++plane) {

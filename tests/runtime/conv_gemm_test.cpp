@@ -93,10 +93,21 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"ResidualSilu", {1, 20, 9, 9}, {30, 20, 1, 1}, {}, true, true, true, "Silu"},
                       ConvCase{"DepthwiseSigmoid", {1, 4, 7, 7}, {4, 1, 3, 3},
                                {{"group", int64_t{4}}, {"pads", Ints{1, 1, 1, 1}}}, true, true, false, "Sigmoid"},
-                      // Rows of 40 at stride 1: plane by plane on AVX-512 too, each plane
-                      // activated by the kernel as it is finished; two images.
+                      // Rows of 40 at stride 1: plane by plane on AVX-512 too, a clamp applied
+                      // by the kernel as it stores, a curve to each plane as it is finished;
+                      // two images.
                       ConvCase{"DepthwiseWideRowsHardSwish", {2, 5, 6, 40}, {5, 1, 3, 3},
                                {{"group", int64_t{5}}, {"pads", Ints{1, 1, 1, 1}}}, true, true, false, "HardSwish"},
+                      ConvCase{"DepthwiseWideRowsClip", {1, 3, 9, 40}, {3, 1, 5, 5},
+                               {{"group", int64_t{3}}, {"pads", Ints{2, 2, 2, 2}}, {"activation_params", std::vector<double>{-0.5, 1.5}}},
+                               true, true, false, "Clip"},
+                      ConvCase{"DepthwiseWideRowsSilu", {2, 5, 6, 40}, {5, 1, 3, 3},
+                               {{"group", int64_t{5}}, {"pads", Ints{1, 1, 1, 1}}}, true, true, false, "Silu"},
+                      // Across channels at stride 2 (AVX-512): a clamp on the sums as they are
+                      // stored, 18 channels in two blocks.
+                      ConvCase{"DepthwiseStridedHardSigmoid", {1, 18, 13, 13}, {18, 1, 3, 3},
+                               {{"group", int64_t{18}}, {"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}},
+                                {"activation_params", std::vector<double>{0.3, 0.4}}}, true, true, false, "HardSigmoid"},
                       ConvCase{"WeightNotConstantRelu", {2, 3, 8, 9}, {4, 3, 3, 3}, {}, true, false, false, "Relu"}),
     [](const auto& info) { return info.param.name; });
 
