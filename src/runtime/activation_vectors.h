@@ -1,6 +1,6 @@
 // A FusedActivation (ir/ops/fused_activation.h) applied to whole vectors, for the GEMM
 // micro-kernels' store and the convolution epilogue: the clamp form's fields broadcast once, then
-// an FMA, a max, a min and (HardSwish) a multiply per vector; GELU through a rational erf (no
+// an FMA, a max, a min and (HardSwish) a multiply per vector, each only where it changes a value; GELU through a rational erf (no
 // exp, no branch: 19 instructions and a division a vector); GELU's tanh approximation, the
 // sigmoid and SiLU as x / (1 + e^t), one exp and a division. Compiled for AVX2 or AVX-512
 // whatever the build's target: use each only where vector_isa() is at least its ISA.
@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <iterator>
+#include <limits>
 
 #include "ir/ops/fused_activation.h"
 
@@ -119,16 +120,28 @@ __attribute__((target("avx512f"))) inline __m512 avx512_gelu_tanh(__m512 x) {
 // sigmoid) are out of line: inlined into every unrolled store they made the micro-kernels three
 // times the code. A GEMM's store applies them after the tile is stored (sgemm_avx512.cpp).
 // max(lo, g) and min(hi, g) return g when it is NaN, as FusedActivation's scalar form does.
+// Which steps of the clamp form do anything: ReLU is a max alone, where the full form is an
+// FMA, a max and a min per vector (a third of a depthwise convolution's FMAs again).
+struct ClampSteps {
+  bool affine, lo, hi;
+  explicit ClampSteps(const FusedActivation& a)
+      : affine(a.scale != 1.0f || a.shift != 0.0f), lo(a.lo > -std::numeric_limits<float>::infinity()),
+        hi(a.hi < std::numeric_limits<float>::infinity()) {}
+};
+
 struct Avx2Activation {
   __m256 scale, shift, lo, hi;
+  ClampSteps steps;
   bool times_input;
   FusedActivation::Form form;
   __attribute__((target("avx2,fma"))) explicit Avx2Activation(const FusedActivation& a)
       : scale(_mm256_set1_ps(a.scale)), shift(_mm256_set1_ps(a.shift)), lo(_mm256_set1_ps(a.lo)),
-        hi(_mm256_set1_ps(a.hi)), times_input(a.times_input), form(a.form) {}
+        hi(_mm256_set1_ps(a.hi)), steps(a), times_input(a.times_input), form(a.form) {}
   bool is_clamp() const { return form == FusedActivation::Form::clamp; }
   __attribute__((target("avx2,fma"), always_inline)) __m256 clamp(__m256 x) const {
-    const __m256 g = _mm256_min_ps(hi, _mm256_max_ps(lo, _mm256_fmadd_ps(x, scale, shift)));
+    __m256 g = steps.affine ? _mm256_fmadd_ps(x, scale, shift) : x;
+    if (steps.lo) g = _mm256_max_ps(lo, g);  // a NaN in g stays NaN (the second operand wins)
+    if (steps.hi) g = _mm256_min_ps(hi, g);
     return times_input ? _mm256_mul_ps(x, g) : g;
   }
   __attribute__((target("avx2,fma"), noinline)) __m256 curve(__m256 x) const {
@@ -149,15 +162,18 @@ struct Avx2Activation {
 
 struct Avx512Activation {
   __m512 scale, shift, lo, hi;
+  ClampSteps steps;
   bool times_input;
   FusedActivation::Form form;
   __attribute__((target("avx512f"))) explicit Avx512Activation(const FusedActivation& a)
       : scale(_mm512_set1_ps(a.scale)), shift(_mm512_set1_ps(a.shift)), lo(_mm512_set1_ps(a.lo)),
-        hi(_mm512_set1_ps(a.hi)), times_input(a.times_input), form(a.form) {}
+        hi(_mm512_set1_ps(a.hi)), steps(a), times_input(a.times_input), form(a.form) {}
   bool is_clamp() const { return form == FusedActivation::Form::clamp; }
   __attribute__((target("avx512f"), always_inline)) __m512 clamp(__m512 x) const {
     const __mmask16 all = 0xffff;  // see avx512_gelu
-    const __m512 g = _mm512_maskz_min_ps(all, hi, _mm512_maskz_max_ps(all, lo, _mm512_fmadd_ps(x, scale, shift)));
+    __m512 g = steps.affine ? _mm512_fmadd_ps(x, scale, shift) : x;
+    if (steps.lo) g = _mm512_maskz_max_ps(all, lo, g);  // a NaN in g stays NaN (the second operand wins)
+    if (steps.hi) g = _mm512_maskz_min_ps(all, hi, g);
     return times_input ? _mm512_mul_ps(x, g) : g;
   }
   __attribute__((target("avx512f"), noinline)) __m512 curve(__m512 x) const {

@@ -123,5 +123,37 @@ TEST(Epilogue, AddsTheResidualBeforeTheActivation) {
   for (int i = 0; i < 19; ++i) EXPECT_EQ(y[i], std::clamp(1.5f * static_cast<float>(i) - 9.0f, 0.0f, 6.0f)) << i;
 }
 
+// The clamp form skips the steps that change nothing (ReLU is a max alone): every combination
+// of bounds, affine or not, times the input or not, agrees with the scalar form, NaN included
+// (value for value without the affine step).
+TEST(Epilogue, ClampFormsAgreeWithTheScalarForm) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const std::vector<FusedActivation> forms = {
+      {.lo = 0.0f},                                                              // Relu
+      {.hi = 2.0f},                                                              // a bound above only
+      {.lo = 0.0f, .hi = 6.0f},                                                  // Relu6
+      {.scale = 0.2f, .shift = 0.5f, .lo = 0.0f, .hi = 1.0f},                    // HardSigmoid
+      {.scale = 1.0f / 6.0f, .shift = 0.5f, .lo = 0.0f, .hi = 1.0f, .times_input = true},  // HardSwish
+      {.scale = 2.0f},                                                           // affine, unbounded
+  };
+  std::vector<float> xs;
+  for (float x = -9.0f; x <= 9.0f; x += 0.25f) xs.push_back(x);
+  for (float x : {inf, -inf, std::numeric_limits<float>::quiet_NaN(), -0.0f}) xs.push_back(x);
+  for (const FusedActivation& a : forms) {
+    std::vector<float> y = xs;
+    apply_epilogue(y.data(), nullptr, static_cast<int64_t>(y.size()), a);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const float want = a(xs[i]);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(y[i])) << "x = " << xs[i] << " scale " << a.scale << " lo " << a.lo << " hi " << a.hi;
+      } else if (std::isinf(want) || a.scale == 1.0f) {  // without the affine step: exact
+        EXPECT_EQ(y[i], want) << "x = " << xs[i] << " lo " << a.lo << " hi " << a.hi;
+      } else {  // the vectors fuse scale * x + shift into one rounding
+        EXPECT_NEAR(y[i], want, 2e-7 * std::max(1.0f, std::abs(want))) << "x = " << xs[i] << " scale " << a.scale;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tilefuse::runtime
