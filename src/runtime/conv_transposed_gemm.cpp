@@ -23,19 +23,6 @@ namespace {
 
 constexpr int64_t kMaxPositions = 256;  // the scratch product stays in L2
 
-// Micro-kernel tiles' worth of rows for `rows` rows: 12-row tiles, the rest in a 4- or 8-row
-// tile costing a third or two thirds of one (sgemm_avx512.cpp).
-double row_tiles(int64_t rows) {
-  const int64_t rest = rows % kMR;
-  return static_cast<double>(rows / kMR) + (rest == 0 ? 0.0 : rest <= 4 ? 1.0 / 3 : rest <= 8 ? 2.0 / 3 : 1.0);
-}
-
-// The same for columns: 32-column tiles, the rest in a 16-column tile costing half of one.
-double column_tiles(int64_t cols) {
-  const int64_t rest = cols % kNR;
-  return static_cast<double>(cols / kNR) + (rest == 0 ? 0.0 : rest <= 16 ? 0.5 : 1.0);
-}
-
 // out[m][p] = activation(product[p][m] + residual[m][p]) for maps [m0, m0 + 16) and every
 // position: 16 x 16 blocks of the product transposed in registers.
 TF_AVX512 void transpose_out(const float* product, int64_t positions, int64_t maps, int64_t m0, const float* residual,
@@ -72,8 +59,8 @@ bool transposed_gemm_suits(const Node& node) {
   const int64_t positions = o[2] * o[3], maps = ws[0];
   if (positions > kMaxPositions) return false;
   // Multiplications, padding included, with positions as columns and as rows.
-  const double as_columns = row_tiles(maps) * column_tiles(positions);
-  const double as_rows = row_tiles(positions) * column_tiles(maps);
+  const double as_columns = micro_tiles(maps, positions);
+  const double as_rows = micro_tiles(positions, maps);
   return as_rows < 0.9 * as_columns;
 }
 

@@ -31,6 +31,16 @@ bool walks_rows(std::span<const GemmProblem> problems) {
                      [](const GemmProblem& p) { return p.a.packed != nullptr && p.b.packed == nullptr; });
 }
 
+// True where B is read in place by the micro-kernel instead of packed: rows of contiguous
+// columns (a 1x1 convolution's input planes), multiplied in f32 with AVX-512 against an A packed
+// ahead of time. Packing such a B only copies it: a 1x1 convolution from 256 to 64 maps at 56 x
+// 56 spent 9% of its time in the copy, and ran 3-5% faster without it (the micro-kernel's loads
+// through masks, from rows ldb apart, cost little more than from a packed panel).
+bool b_in_place(const GemmProblem& pr) {
+  return vector_isa() == VectorIsa::avx512 && pr.a.packed != nullptr && pr.b.packed == nullptr &&
+         pr.b.pack == nullptr && pr.b.view.col_stride == 1 && pr.b.view.row_stride > 0 && !in_bf16(pr);
+}
+
 // The depth of the problems' blocks: the blocking's kc counts the words of a kNR-column B
 // micro-panel's column (what stays in L1), and a bf16 pair holds two depth steps (kc x 2 measured
 // 4% faster on BERT-base). Walking rows, what stays in L1 is a kMR-row A micro-panel: kNR / kMR
@@ -55,39 +65,66 @@ struct TileGrid {
   std::vector<int64_t> col_tiles;   // per problem
 };
 
-// Splits a problem's rows and columns into tiles of at most the blocking's mc x nc, then more
-// finely while the team would be unevenly loaded (a tile count that is not a multiple of the
-// team size, and fewer than 8 tiles per worker): the dimension with the larger tiles is split
-// again, down to single micro-panels.
+// The work of one tile of C in micro-kernel tiles, with the packing it does itself: its own copy
+// of a B packed during the run (half a micro-kernel pass per column panel: a 1x1 convolution
+// with 64 maps spent 9% of its time copying B) and of an A packed during the run (12 rows, where
+// a B panel has 32).
+double tile_work(const GemmProblem& p, int64_t rows, int64_t cols) {
+  double work = micro_tiles(rows, cols);
+  if (p.b.packed == nullptr && !b_in_place(p)) work += 0.5 * micro_tiles(kMR, cols);
+  if (p.a.packed == nullptr) work += 0.5 * kMR / kNR * micro_tiles(rows, kNR);
+  return work;
+}
+
+// The tiles of mc x nc of every problem, in the grid's order, dealt out as the team deals blocks
+// (equal runs, the first workers one more): the work of the busiest worker.
+double busiest_worker(std::span<const GemmProblem> problems, int64_t mc, int64_t nc, int workers) {
+  thread_local std::vector<double> work;  // per tile; keeps its capacity from call to call
+  work.clear();
+  for (const GemmProblem& p : problems) {
+    for (int64_t i = 0; i < p.m; i += mc) {
+      for (int64_t j = 0; j < p.n; j += nc) work.push_back(tile_work(p, std::min(mc, p.m - i), std::min(nc, p.n - j)));
+    }
+  }
+  double most = 0;
+  for (int w = 0; w < workers; ++w) {
+    const auto [first, end] = worker_blocks(static_cast<int64_t>(work.size()), workers, w);
+    double sum = 0;
+    for (int64_t t = first; t < end; ++t) sum += work[static_cast<size_t>(t)];
+    most = std::max(most, sum);
+  }
+  return most;
+}
+
+// Splits the problems' rows and columns into tiles of at most the blocking's mc x nc (a packed A
+// that the micro-kernel walks keeps its rows whole: solve_tile walks them mc at a time). Where
+// that gives fewer than 8 tiles per worker, the finer split that leaves the busiest worker the
+// least work is taken instead (196 columns on two workers as 128 + 68 gave one twice the other's
+// work; 112 + 84 or two row tiles balance them). Tiles are whole micro-panels of an operand packed
+// ahead (its panels start there), otherwise 12 rows by 16 columns.
 // Fills `grid` (whose vectors keep their capacity from call to call: a steady run allocates nothing).
 void tile_grid(std::span<const GemmProblem> problems, const GemmBlocking& blocking, int workers, TileGrid& grid) {
-  int64_t m = 0, n = 0, k = 0;
-  for (const GemmProblem& p : problems) m = std::max(m, p.m), n = std::max(n, p.n), k = std::max(k, p.k);
-  // Every row tile packs its own copy of a B packed during the run, but a packed A costs
-  // nothing to revisit: such problems keep their rows whole (solve_tile walks them mc at a time)
-  // unless the team needs more tiles.
-  const bool rows_whole = walks_rows(problems);
-  int64_t row_tiles = rows_whole ? 1 : std::max<int64_t>(1, ceil_div(m, blocking.mc));
-  int64_t col_tiles = std::max<int64_t>(1, ceil_div(n, blocking.nc));
+  int64_t m = 0, n = 0;
+  for (const GemmProblem& p : problems) m = std::max(m, p.m), n = std::max(n, p.n);
+  const bool b_packed = std::any_of(problems.begin(), problems.end(), [](const GemmProblem& p) { return p.b.packed; });
+  const int64_t col_step = b_packed ? kNR : 16;
   const auto count = static_cast<int64_t>(problems.size());
-  for (;;) {
-    const int64_t tiles = count * row_tiles * col_tiles;
-    if (tiles % workers == 0 || tiles >= 8 * workers) break;
-    const int64_t tile_m = ceil_div(m, row_tiles), tile_n = ceil_div(n, col_tiles);
-    if (tile_n >= tile_m && tile_n > kNR) {
-      ++col_tiles;
-    } else if (tile_m > kMR) {
-      ++row_tiles;
-    } else if (tile_n > kNR) {
-      ++col_tiles;
-    } else {
-      break;
+  const int64_t row_tiles = walks_rows(problems) ? 1 : std::max<int64_t>(1, ceil_div(m, blocking.mc));
+  const int64_t col_tiles = std::max<int64_t>(1, ceil_div(n, blocking.nc));
+  auto rows_of = [&](int64_t tiles) { return std::max<int64_t>(kMR, round_up(ceil_div(m, tiles), kMR)); };
+  auto cols_of = [&](int64_t tiles) { return std::max<int64_t>(col_step, round_up(ceil_div(n, tiles), col_step)); };
+  grid.mc = rows_of(row_tiles), grid.nc = cols_of(col_tiles);
+  if (count * row_tiles * col_tiles < 8 * workers && workers > 1) {
+    double least = busiest_worker(problems, grid.mc, grid.nc, workers);
+    for (int64_t r = row_tiles; count * r * col_tiles <= 8 * workers && r <= ceil_div(m, kMR); ++r) {
+      for (int64_t c = col_tiles; count * r * c <= 8 * workers && c <= ceil_div(n, col_step); ++c) {
+        const double work = busiest_worker(problems, rows_of(r), cols_of(c), workers);
+        if (work < 0.98 * least) least = work, grid.mc = rows_of(r), grid.nc = cols_of(c);
+      }
     }
   }
   grid.first_tile.clear();
   grid.col_tiles.clear();
-  grid.mc = std::max<int64_t>(kMR, round_up(ceil_div(m, row_tiles), kMR));
-  grid.nc = std::max<int64_t>(kNR, round_up(ceil_div(n, col_tiles), kNR));
   grid.kc = depth_block(problems, blocking);
   int64_t total = 0;
   for (const GemmProblem& p : problems) {
@@ -121,16 +158,6 @@ Panels a_block(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t k0, in
     pack_a(pr.a.view, row0, rows, k0, kc, dst);
   }
   return {dst, steps * kMR};
-}
-
-// True where B is read in place by the micro-kernel instead of packed: rows of contiguous
-// columns (a 1x1 convolution's input planes), multiplied in f32 with AVX-512 against an A packed
-// ahead of time. Packing such a B only copies it: a 1x1 convolution from 256 to 64 maps at 56 x
-// 56 spent 9% of its time in the copy, and ran 3-5% faster without it (the micro-kernel's loads
-// through masks, from rows ldb apart, cost little more than from a packed panel).
-bool b_in_place(const GemmProblem& pr) {
-  return vector_isa() == VectorIsa::avx512 && pr.a.packed != nullptr && pr.b.packed == nullptr &&
-         pr.b.pack == nullptr && pr.b.view.col_stride == 1 && pr.b.view.row_stride > 0 && !in_bf16(pr);
 }
 
 Panels b_block(const GemmProblem& pr, int64_t k0, int64_t kc, int64_t col0, int64_t cols) {
@@ -350,6 +377,13 @@ void gemv(ThreadTeam& team, std::span<const GemmProblem> problems) {
 }
 
 }  // namespace
+
+double micro_tiles(int64_t rows, int64_t cols) {
+  const int64_t row_rest = rows % kMR, col_rest = cols % kNR;
+  const double row_part = row_rest == 0 ? 0.0 : row_rest <= 4 ? 1.0 / 3 : row_rest <= 8 ? 2.0 / 3 : 1.0;
+  const double col_part = col_rest == 0 ? 0.0 : col_rest <= 16 ? 0.5 : 1.0;
+  return (static_cast<double>(rows / kMR) + row_part) * (static_cast<double>(cols / kNR) + col_part);
+}
 
 GemmBlocking default_blocking(int64_t l1d_bytes, int64_t l2_bytes) {
   GemmBlocking b;

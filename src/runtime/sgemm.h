@@ -144,6 +144,11 @@ struct GemmProblem {
   bool bf16 = false;
 };
 
+// The micro-kernel's work for rows x cols of C, in full kMR x kNR tiles: a tail of 4 or 8 rows
+// costs a third or two thirds of a tile's rows, one of 16 columns or fewer half its columns
+// (sgemm_avx512.cpp's tile shapes).
+double micro_tiles(int64_t rows, int64_t cols);
+
 // Solves every problem on the team; requires microkernel_supported().
 void sgemm(ThreadTeam& team, std::span<const GemmProblem> problems, const GemmBlocking& blocking);
 

@@ -198,6 +198,19 @@ TEST_F(Sgemm, PackedARowsPassByInBlocksOfMc) {
   }
 }
 
+// Few tiles per worker: the split that balances the workers best, which may cut columns at a
+// multiple of 16 (not of 32) where no B was packed ahead, and rows at any multiple of 12.
+TEST_F(Sgemm, BalancedSplitsOfSmallProducts) {
+  for (Shape s : {Shape{112, 196, 40}, Shape{49, 160, 50}, Shape{20, 100, 30}, Shape{64, 49, 70}, Shape{30, 12, 9}}) {
+    for (int workers : {2, 3}) {
+      check(s, {}, workers, defaults);
+      check(s, {.pack_a = true, .row_bias = true}, workers, defaults);
+      check(s, {.pack_b = true, .col_bias = true}, workers, defaults);
+      check(s, {.ta = true, .pack_b = true, .residual = true}, workers, defaults);
+    }
+  }
+}
+
 // One column of C from a packed A or one row from a packed B is a matrix-vector product read
 
 // Against a packed A, a B whose rows are contiguous (a 1x1 convolution's input planes) is read
