@@ -94,6 +94,8 @@ std::vector<ConvShape> conv_shapes(bool quick) {
       {"resnet_3x3_512_7", "resnet50", 512, 7, 7, 512, 3, 1, 1, 1},
       {"resnet_1x1s2_256to512_56", "resnet50", 256, 56, 56, 512, 1, 2, 0, 1},
       {"resnet_1x1_2048to512_7", "resnet50", 2048, 7, 7, 512, 1, 1, 0, 1},
+      {"resnet_1x1_1024to256_14", "resnet50", 1024, 14, 14, 256, 1, 1, 0, 1},
+      {"resnet_1x1_256to1024_14", "resnet50", 256, 14, 14, 1024, 1, 1, 0, 1},
       {"mobilenet_1x1_16to64_112", "mobilenet_v3", 16, 112, 112, 64, 1, 1, 0, 1},
       {"mobilenet_1x1_16to16_112", "mobilenet_v3", 16, 112, 112, 16, 1, 1, 0, 1},
       {"mobilenet_dw3x3_16_112", "mobilenet_v3", 16, 112, 112, 16, 3, 1, 1, 16},
