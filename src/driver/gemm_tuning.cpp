@@ -29,7 +29,7 @@ struct Tweak {
 runtime::GemmBlocking tweaked(const runtime::GemmBlocking& model, const Tweak& t) {
   runtime::GemmBlocking b = model;
   if (t.mc != 0) b.mc = std::min(model.mc, t.mc);
-  if (t.kc_times2 != 0) b.kc = std::clamp<int64_t>(model.kc * t.kc_times2 / 2, 64, 512);
+  if (t.kc_times2 != 0) b.kc = std::clamp<int64_t>(model.kc * t.kc_times2 / 2, 64, 2048);
   if (t.nb_times2 != 0)
     b.nb = std::max<int64_t>(runtime::kNR, model.nb * t.nb_times2 / 2 / runtime::kNR * runtime::kNR);
   if (t.nc != 0) b.nc = std::min(model.nc, t.nc);
