@@ -1,7 +1,7 @@
 // A FusedActivation (ir/ops/fused_activation.h) applied to whole vectors, for the GEMM
 // micro-kernels' store and the convolution epilogue: the clamp form's fields broadcast once, then
-// an FMA, a max, a min and (HardSwish) a multiply per vector, each only where it changes a value; GELU through a rational erf (no
-// exp, no branch: 19 instructions and a division a vector); GELU's tanh approximation, the
+// an FMA, a max, a min and (HardSwish) a multiply per vector, each only where it changes a
+// value; GELU through a rational erf (no exp, no branch: 19 instructions and a division a vector); GELU's tanh approximation, the
 // sigmoid and SiLU as x / (1 + e^t), one exp and a division. Compiled for AVX2 or AVX-512
 // whatever the build's target: use each only where vector_isa() is at least its ISA.
 #pragma once
@@ -114,12 +114,6 @@ __attribute__((target("avx512f"))) inline __m512 avx512_gelu_tanh(__m512 x) {
   return avx512_over_one_plus_exp(x, minus_2u);
 }
 
-// The clamp form is a few instructions, always inlined: called out of line, every vector register
-// is caller-saved, so a GEMM's store would spill its accumulators around each call (MobileNet's 1x1
-// convolutions ran 1.8-2.5x slower that way). The curves (GELU, its tanh approximation, SiLU, the
-// sigmoid) are out of line: inlined into every unrolled store they made the micro-kernels three
-// times the code. A GEMM's store applies them after the tile is stored (sgemm_avx512.cpp).
-// max(lo, g) and min(hi, g) return g when it is NaN, as FusedActivation's scalar form does.
 // Which steps of the clamp form do anything: ReLU is a max alone, where the full form is an
 // FMA, a max and a min per vector (a third of a depthwise convolution's FMAs again).
 struct ClampSteps {
@@ -129,6 +123,12 @@ struct ClampSteps {
         hi(a.hi < std::numeric_limits<float>::infinity()) {}
 };
 
+// The clamp form is a few instructions, always inlined: called out of line, every vector register
+// is caller-saved, so a GEMM's store would spill its accumulators around each call (MobileNet's 1x1
+// convolutions ran 1.8-2.5x slower that way). The curves (GELU, its tanh approximation, SiLU, the
+// sigmoid) are out of line: inlined into every unrolled store they made the micro-kernels three
+// times the code. A GEMM's store applies them after the tile is stored (sgemm_avx512.cpp).
+// max(lo, g) and min(hi, g) return g when it is NaN, as FusedActivation's scalar form does.
 struct Avx2Activation {
   __m256 scale, shift, lo, hi;
   ClampSteps steps;
@@ -140,7 +140,7 @@ struct Avx2Activation {
   bool is_clamp() const { return form == FusedActivation::Form::clamp; }
   __attribute__((target("avx2,fma"), always_inline)) __m256 clamp(__m256 x) const {
     __m256 g = steps.affine ? _mm256_fmadd_ps(x, scale, shift) : x;
-    if (steps.lo) g = _mm256_max_ps(lo, g);  // a NaN in g stays NaN (the second operand wins)
+    if (steps.lo) g = _mm256_max_ps(lo, g);
     if (steps.hi) g = _mm256_min_ps(hi, g);
     return times_input ? _mm256_mul_ps(x, g) : g;
   }
@@ -172,7 +172,7 @@ struct Avx512Activation {
   __attribute__((target("avx512f"), always_inline)) __m512 clamp(__m512 x) const {
     const __mmask16 all = 0xffff;  // see avx512_gelu
     __m512 g = steps.affine ? _mm512_fmadd_ps(x, scale, shift) : x;
-    if (steps.lo) g = _mm512_maskz_max_ps(all, lo, g);  // a NaN in g stays NaN (the second operand wins)
+    if (steps.lo) g = _mm512_maskz_max_ps(all, lo, g);
     if (steps.hi) g = _mm512_maskz_min_ps(all, hi, g);
     return times_input ? _mm512_mul_ps(x, g) : g;
   }

@@ -211,8 +211,11 @@ void tap_rows(const ConvShape& s, const float* x, const float* w, const float* b
 void convolve_planes(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
                      int64_t first_plane, int64_t end_plane) {
   if (depthwise_register_blocked(s)) {
-    if (vector_isa() == VectorIsa::avx512) return avx512::register_blocked(s, x, w, bias, out, first_plane, end_plane, {});
-    return avx2::register_blocked(s, x, w, bias, out, first_plane, end_plane, {});
+    const FusedActivation none;
+    if (vector_isa() == VectorIsa::avx512) {
+      return avx512::register_blocked(s, x, w, bias, out, first_plane, end_plane, none);
+    }
+    return avx2::register_blocked(s, x, w, bias, out, first_plane, end_plane, none);
   }
   if (s.stride_h == s.stride_w || s.out_h == 1) return padded_planes(s, x, w, bias, out, first_plane, end_plane);
   tap_rows(s, x, w, bias, out, first_plane, end_plane);

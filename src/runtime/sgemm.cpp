@@ -42,8 +42,8 @@ bool b_in_place(const GemmProblem& pr) {
 }
 
 // The depth of the problems' blocks: the blocking's kc counts the words of a kNR-column B
-// micro-panel's column (what stays in L1), and a bf16 pair holds two depth steps (kc x 2 measured
-// 4% faster on BERT-base). Walking rows, what stays in L1 is a kMR-row A micro-panel: kNR / kMR
+// micro-panel's column, and a bf16 pair holds two depth steps (kc x 2 measured 4% faster on
+// BERT-base). Walking rows, the micro-panel used again and again is a kMR-row A one: kNR / kMR
 // times as deep for the same bytes (ResNet-50's 1x1 convolutions ran 3-8% faster with 512 than
 // with 192, fewer passes over C). Equal blocks: 768 in blocks of at most 384 is 2 x 384, not
 // 384 + 384 + 0; bf16 blocks are whole pairs.
@@ -99,7 +99,7 @@ double busiest_worker(std::span<const GemmProblem> problems, int64_t mc, int64_t
 // Splits the problems' rows and columns into tiles of at most the blocking's mc x nc (a packed A
 // that the micro-kernel walks keeps its rows whole: solve_tile walks them mc at a time). Where
 // that gives fewer than 8 tiles per worker, the finer split that leaves the busiest worker the
-// least work is taken instead (196 columns on two workers as 128 + 68 gave one twice the other's
+// least work is taken instead (196 columns on two workers as 128 + 68 gave one 1.6 times the other's
 // work; 112 + 84 or two row tiles balance them). Tiles are whole micro-panels of an operand packed
 // ahead (its panels start there), otherwise 12 rows by 16 columns.
 // Fills `grid` (whose vectors keep their capacity from call to call: a steady run allocates nothing).
