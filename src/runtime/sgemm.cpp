@@ -96,6 +96,40 @@ double busiest_worker(std::span<const GemmProblem> problems, int64_t mc, int64_t
   return most;
 }
 
+// The splits tile_grid has searched for, per calling thread: a run multiplies the same shapes
+// every time, and searching again each time cost 1% of MobileNetV3's run. The key is everything
+// the search reads: per problem its sizes and which operands are packed how, then the starting
+// tile counts and the team size.
+struct SplitMemo {
+  std::vector<int64_t> key;
+  int64_t mc = 0, nc = 0;
+};
+constexpr size_t kMaxSplitMemos = 256;  // more distinct products than a model has; then start over
+thread_local std::vector<SplitMemo> t_split_memos;
+
+const std::vector<int64_t>& split_key(std::span<const GemmProblem> problems, int64_t row_tiles, int64_t col_tiles,
+                                      int workers) {
+  thread_local std::vector<int64_t> key;  // keeps its capacity from call to call
+  key.clear();
+  for (const GemmProblem& p : problems) {
+    key.insert(key.end(), {p.m, p.n, (p.a.packed != nullptr) + 2 * (p.b.packed != nullptr) + 4 * b_in_place(p)});
+  }
+  key.insert(key.end(), {row_tiles, col_tiles, workers});
+  return key;
+}
+
+const SplitMemo* remembered_split(const std::vector<int64_t>& key) {
+  for (const SplitMemo& memo : t_split_memos) {
+    if (memo.key == key) return &memo;
+  }
+  return nullptr;
+}
+
+void remember_split(const std::vector<int64_t>& key, int64_t mc, int64_t nc) {
+  if (t_split_memos.size() == kMaxSplitMemos) t_split_memos.clear();
+  t_split_memos.push_back({key, mc, nc});
+}
+
 // Splits the problems' rows and columns into tiles of at most the blocking's mc x nc (a packed A
 // that the micro-kernel walks keeps its rows whole: solve_tile walks them mc at a time). Where
 // that gives fewer than 8 tiles per worker, the finer split that leaves the busiest worker the
@@ -115,12 +149,18 @@ void tile_grid(std::span<const GemmProblem> problems, const GemmBlocking& blocki
   auto cols_of = [&](int64_t tiles) { return std::max<int64_t>(col_step, round_up(ceil_div(n, tiles), col_step)); };
   grid.mc = rows_of(row_tiles), grid.nc = cols_of(col_tiles);
   if (count * row_tiles * col_tiles < 8 * workers && workers > 1) {
-    double least = busiest_worker(problems, grid.mc, grid.nc, workers);
-    for (int64_t r = row_tiles; count * r * col_tiles <= 8 * workers && r <= ceil_div(m, kMR); ++r) {
-      for (int64_t c = col_tiles; count * r * c <= 8 * workers && c <= ceil_div(n, col_step); ++c) {
-        const double work = busiest_worker(problems, rows_of(r), cols_of(c), workers);
-        if (work < 0.98 * least) least = work, grid.mc = rows_of(r), grid.nc = cols_of(c);
+    const std::vector<int64_t>& key = split_key(problems, row_tiles, col_tiles, workers);
+    if (const SplitMemo* memo = remembered_split(key)) {
+      grid.mc = memo->mc, grid.nc = memo->nc;
+    } else {
+      double least = busiest_worker(problems, grid.mc, grid.nc, workers);
+      for (int64_t r = row_tiles; count * r * col_tiles <= 8 * workers && r <= ceil_div(m, kMR); ++r) {
+        for (int64_t c = col_tiles; count * r * c <= 8 * workers && c <= ceil_div(n, col_step); ++c) {
+          const double work = busiest_worker(problems, rows_of(r), cols_of(c), workers);
+          if (work < 0.98 * least) least = work, grid.mc = rows_of(r), grid.nc = cols_of(c);
+        }
       }
+      remember_split(key, grid.mc, grid.nc);
     }
   }
   grid.first_tile.clear();
