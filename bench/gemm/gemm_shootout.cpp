@@ -3,6 +3,7 @@
 //
 //   gemm_shootout [--threads 1,2] [--quick] > results.jsonl
 //   gemm_shootout --only SUBSTRING ...  only the shapes whose name contains SUBSTRING
+//   gemm_shootout --shape BxMxNxK ...  one product of activations (B not constant) of that size instead
 //   gemm_shootout --list [--quick]      the shapes, one JSON object each (run_gemm.py times ONNX
 //                                       Runtime on them)
 //
@@ -74,6 +75,11 @@ std::vector<GemmShape> gemm_shapes(bool quick) {
     s.push_back({"mlp_down_" + tag, "mlp", 1, t, 768, 3072, true});
     s.push_back({"attn_qk_" + tag, "attention", 12 * b, seq, seq, 64, false});
     s.push_back({"attn_pv_" + tag, "attention", 12 * b, seq, 64, seq, false});
+  }
+  // Whisper's encoder (the real-model suite's, batch 2): 6 heads of 64 over 1500 frames.
+  if (!quick) {
+    s.push_back({"attn_qk_whisper", "attention", 12, 1500, 1500, 64, false});
+    s.push_back({"attn_pv_whisper", "attention", 12, 1500, 64, 1500, false});
   }
   s.push_back({"square_1024", "square", 1, 1024, 1024, 1024, true});
   s.push_back({"convnext_pw_56", "conv as matmul", 1, 3136, 384, 96, true});
@@ -400,11 +406,22 @@ int main(int argc, char** argv) {
   std::vector<int> thread_counts = {1, 2};
   bool quick = false, list = false;
   std::string only;
+  std::vector<GemmShape> ad_hoc;  // --shape: one product of activations, timed alone
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       quick = true;
     } else if (std::strcmp(argv[i], "--list") == 0) {
       list = true;
+    } else if (std::strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
+      GemmShape g{"", "ad hoc", 0, 0, 0, 0, false};
+      if (std::sscanf(argv[++i], "%ldx%ldx%ldx%ld", &g.batch, &g.m, &g.n, &g.k) != 4 || g.batch < 1 || g.m < 1 ||
+          g.n < 1 || g.k < 1) {
+        std::fprintf(stderr, "gemm_shootout: --shape wants BATCHxMxNxK (positive), got '%s'\n", argv[i]);
+        return 2;
+      }
+      g.name = argv[i];
+      ad_hoc.push_back(g);
+      only = argv[i];
     } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       only = argv[++i];
     } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
@@ -415,7 +432,7 @@ int main(int argc, char** argv) {
         if (*p == ',') ++p;
       }
     } else {
-      std::fprintf(stderr, "usage: gemm_shootout [--threads 1,2] [--quick] [--only SUBSTRING] [--list]\n");
+      std::fprintf(stderr, "usage: gemm_shootout [--threads 1,2] [--quick] [--only SUBSTRING | --shape BxMxNxK] [--list]\n");
       return 2;
     }
   }
@@ -451,7 +468,7 @@ int main(int argc, char** argv) {
     // pool: a pool that still spins (OpenMP's, OpenBLAS's) took up to half of the two cores in
     // the round measured engine by engine per shape.
     for (bool ours : {true, false}) {
-      for (const GemmShape& s : gemm_shapes(quick)) {
+      for (const GemmShape& s : ad_hoc.empty() ? gemm_shapes(quick) : ad_hoc) {
         if (s.name.find(only) == std::string::npos) continue;
         const double flops = 2.0 * s.batch * s.m * s.n * s.k;
         GemmData d(s);

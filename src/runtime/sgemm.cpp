@@ -41,6 +41,16 @@ bool b_in_place(const GemmProblem& pr) {
          pr.b.pack == nullptr && pr.b.view.col_stride == 1 && pr.b.view.row_stride > 0 && !in_bf16(pr);
 }
 
+// True where A is read in place by the micro-kernel instead of packed: rows of contiguous depth
+// steps, in f32 with AVX-512, times a B of at most two micro-panels, so that each A micro-panel
+// serves two tiles. Attention's probabilities times V (64 columns) spent 41% of its time packing
+// the probabilities, and ran 1.15-1.3 times as fast without; at 128 columns the two were even, at
+// 256 packing won (bench/README.md, "Attention products").
+bool a_in_place(const GemmProblem& pr) {
+  return vector_isa() == VectorIsa::avx512 && pr.a.packed == nullptr && pr.n <= 2 * kNR &&
+         pr.a.view.col_stride == 1 && pr.a.view.row_stride > 0 && !in_bf16(pr);
+}
+
 // The depth of the problems' blocks: the blocking's kc counts the words of a kNR-column B
 // micro-panel's column, and a bf16 pair holds two depth steps (kc x 2 measured 4% faster on
 // BERT-base). Walking rows, the micro-panel used again and again is a kMR-row A one: kNR / kMR
@@ -180,16 +190,18 @@ void tile_grid(std::span<const GemmProblem> problems, const GemmBlocking& blocki
 thread_local ScratchBuffer t_pack_a, t_pack_b, t_pack_b_f32;
 
 // The kMR-row (or kNR-column) micro-panels of one block: panel p starts at base + p * stride.
-// A B read in place (ldb > 0) is no panels but the operand itself: a depth step is ldb further.
+// An operand read in place (ld > 0) is no panels but the operand itself: B's depth step, A's
+// row, is ld further.
 struct Panels {
   const float* base;
   int64_t stride;
-  int64_t ldb = 0;
+  int64_t ld = 0;
   const float* operator[](int64_t p) const { return base + p * stride; }
 };
 
 Panels a_block(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t k0, int64_t kc) {
   if (pr.a.packed != nullptr) return {pr.a.packed->panel(row0 / kMR, k0), pr.a.packed->panel_stride()};
+  if (a_in_place(pr)) return {pr.a.view.at(row0, k0), kMR * pr.a.view.row_stride, pr.a.view.row_stride};
   const int64_t steps = panel_steps(pr, kc);
   float* dst = t_pack_a.floats(static_cast<size_t>(round_up(rows, kMR) * steps));
   if (in_bf16(pr)) {
@@ -232,8 +244,9 @@ TileStore tile_store(const GemmProblem& pr, int64_t i, int64_t j, bool first, bo
 
 // The micro-kernel for C rows i .. i + m x columns j .. j + n of the problem, in its precision.
 void multiply(const GemmProblem& pr, int64_t kc, const float* a, const float* b, int64_t i, int64_t j, int m, int n,
-              const TileStore& store, Prefetch prefetch, int64_t ldb = 0) {
+              const TileStore& store, Prefetch prefetch, int64_t lda = 0, int64_t ldb = 0) {
   if (ldb > 0) return microkernel_b_in_place(kc, a, b, ldb, pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
+  if (lda > 0) return microkernel_a_in_place(kc, a, lda, b, pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
   if (in_bf16(pr)) return microkernel_bf16(kc, a, b, pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
   microkernel(kc, a, b, pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
 }
@@ -258,22 +271,35 @@ void run_column_panel(const GemmProblem& pr, const Panels& a, int64_t row0, int6
       prefetch.from = reinterpret_cast<const char*>(next) + 64 * ip * lines;
       prefetch.lines = std::max<int64_t>(0, std::min(lines, 2 * steps - ip * lines));
     }
-    multiply(pr, kc, a[ip], b, i, j, m, n, tile_store(pr, i, j, first, last), prefetch);
+    multiply(pr, kc, a[ip], b, i, j, m, n, tile_store(pr, i, j, first, last), prefetch, a.ld);
   }
 }
 
-// The micro-kernel along every column panel of a part of B (columns part0 .. part0 + cols) for
-// the A micro-panel `a` (rows i .. i + m): C is written a row panel at a time, in runs the
-// hardware's prefetcher follows. `next_a`, if not null, is the A micro-panel after it, fetched
-// into L2 by the first call.
-void run_row_panel(const GemmProblem& pr, const float* a, int64_t i, int m, int64_t kc, bool first, bool last,
-                   const Panels& b, int64_t part0, int64_t cols, const float* next_a) {
-  const int64_t b_panels = ceil_div(cols, kNR);
-  for (int64_t jp = 0; jp < b_panels; ++jp) {
-    const int64_t j = part0 + jp * kNR;
-    const int n = static_cast<int>(std::min<int64_t>(kNR, part0 + cols - j));
-    const Prefetch prefetch = jp == 0 && next_a != nullptr ? whole_a_panel(next_a, panel_steps(pr, kc)) : Prefetch{};
-    multiply(pr, kc, a, b[jp], i, j, m, n, tile_store(pr, i, j, first, last), prefetch, b.ldb);
+// The micro-kernel along every column panel of a part of B (columns part0 .. part0 + cols), for
+// each A micro-panel of rows row0 .. row0 + rows in turn: C is written a row panel at a time, in
+// runs the hardware's prefetcher follows, and each call fetches the C tile of the next (see
+// Prefetch). `fetch_next_a`: A was packed ahead of time and comes from memory, so the first call
+// along a row panel brings the next A micro-panel into L2.
+void walk_rows(const GemmProblem& pr, const Panels& a, int64_t row0, int64_t rows, int64_t kc, int64_t k0,
+               const Panels& b, int64_t part0, int64_t cols, bool fetch_next_a) {
+  const int64_t a_panels = ceil_div(rows, kMR), b_panels = ceil_div(cols, kNR);
+  auto rows_at = [&](int64_t i) { return static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i)); };
+  for (int64_t ip = 0; ip < a_panels; ++ip) {
+    const int64_t i = row0 + ip * kMR;
+    const int m = rows_at(i);
+    for (int64_t jp = 0; jp < b_panels; ++jp) {
+      const int64_t j = part0 + jp * kNR;
+      const int n = static_cast<int>(std::min<int64_t>(kNR, part0 + cols - j));
+      Prefetch prefetch;
+      if (jp == 0 && fetch_next_a && ip + 1 < a_panels) prefetch = whole_a_panel(a[ip + 1], panel_steps(pr, kc));
+      if (jp + 1 < b_panels) {
+        prefetch.next_c = pr.c + i * pr.ldc + j + kNR, prefetch.next_c_rows = m;
+      } else if (ip + 1 < a_panels) {
+        prefetch.next_c = pr.c + (i + kMR) * pr.ldc + part0, prefetch.next_c_rows = rows_at(i + kMR);
+      }
+      multiply(pr, kc, a[ip], b[jp], i, j, m, n, tile_store(pr, i, j, k0 == 0, k0 + kc == pr.k), prefetch, a.ld,
+               b.ld);
+    }
   }
 }
 
@@ -300,33 +326,30 @@ void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0,
   const int64_t mc = std::max<int64_t>(kMR, blocking.mc / kMR * kMR);
   auto depth = [&](int64_t k0) { return std::min(kc_max, pr.k - k0); };
   // The depth block at k0 of one part of B times the tile's rows (A panels `a`): a row panel at
-  // a time for an A packed ahead of time, otherwise mc rows at a time.
+  // a time, or, for a B packed ahead of time, mc rows at a time.
   auto solve_block = [&](const Panels& a, int64_t k0, int64_t part0) {
     const int64_t kc = depth(k0), part_cols = std::min(part, col0 + cols - part0);
     const Panels b = b_block(pr, k0, kc, part0, part_cols);
     const int64_t b_panels = ceil_div(part_cols, kNR);
-    if (pr.a.packed != nullptr) {
-      // A weight packed ahead of time as A (a convolution's) comes from memory, a row panel at a
-      // time: each is used along the whole part from L1, and the next is fetched meanwhile (its
-      // depth block lies a panel's depth away, beyond the hardware's prefetcher). C is written
-      // in rows the prefetcher follows, where a column panel would touch every row of C.
-      const int64_t a_panels = ceil_div(rows, kMR);
-      for (int64_t ip = 0; ip < a_panels; ++ip) {
-        const int64_t i = row0 + ip * kMR;
-        const int m = static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i));
-        run_row_panel(pr, a[ip], i, m, kc, k0 == 0, k0 + kc == pr.k, b, part0, part_cols,
-                      ip + 1 < a_panels ? a[ip + 1] : nullptr);
-      }
+    if (pr.a.packed != nullptr || pr.b.packed == nullptr) {
+      // A row panel at a time along the part. A weight packed ahead of time as A (a
+      // convolution's) comes from memory, a row panel at a time: each is used along the whole
+      // part from L1, and the next is fetched meanwhile (its depth block lies a panel's depth
+      // away, beyond the hardware's prefetcher). Two operands packed here (attention's Q K^T
+      // and P V) are both in L2; walking rows, C is written in runs, a tile ahead of its stores:
+      // at a depth of 64, 1.5-1.6 times as fast as down column panels (bench/README.md).
+      walk_rows(pr, a, row0, rows, kc, k0, b, part0, part_cols, pr.a.packed != nullptr);
       return;
     }
+    // A weight packed ahead of time as B: each B micro-panel is used down mc rows from L1.
     for (int64_t r0 = row0; r0 < row0 + rows; r0 += mc) {
       const int64_t chunk = std::min(mc, row0 + rows - r0);
-      const Panels chunk_a{a[(r0 - row0) / kMR], a.stride};
+      const Panels chunk_a{a[(r0 - row0) / kMR], a.stride, a.ld};
       for (int64_t jp = 0; jp < b_panels; ++jp) {
         const int64_t j = part0 + jp * kNR;
         const int n = static_cast<int>(std::min<int64_t>(kNR, part0 + part_cols - j));
-        // A weight packed ahead of time comes from memory: its next panel is fetched meanwhile.
-        const float* next = pr.b.packed != nullptr && jp + 1 < b_panels ? b[jp + 1] : nullptr;
+        // The weight comes from memory: its next panel is fetched meanwhile.
+        const float* next = jp + 1 < b_panels ? b[jp + 1] : nullptr;
         run_column_panel(pr, chunk_a, r0, chunk, kc, k0 == 0, k0 + kc == pr.k, b[jp], j, n, next);
       }
     }

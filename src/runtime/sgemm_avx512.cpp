@@ -65,21 +65,33 @@ TF_AVX512 inline __attribute__((always_inline)) void store_tile(const __m512 (&a
   }
 }
 
+// Row k of the next call's C tile (both of its lines), at depth step k of this one: see Prefetch.
+TF_AVX512 inline __attribute__((always_inline)) void fetch_next_c_row(const Prefetch& prefetch, int64_t k, int64_t ldc) {
+  if (k >= prefetch.next_c_rows) return;
+  const float* row = prefetch.next_c + k * ldc;
+  _mm_prefetch(reinterpret_cast<const char*>(row), _MM_HINT_T0);
+  _mm_prefetch(reinterpret_cast<const char*>(row + 16), _MM_HINT_T0);
+}
+
 // The micro-kernel for tiles of at most R rows and V * 16 columns: the panels still hold kMR
 // rows and kNR columns per depth step, but only the first R rows and V vectors are multiplied,
 // so a tile of 4 rows (the last of 64 output channels) costs a third of a full one, and one of
 // at most 16 columns (the last of a 14 x 14 image's 196 positions) half, instead of as much.
 //
-// InPlace: B is not a packed panel but the operand itself, depth step k at b + k * ldb (a 1x1
-// convolution's input planes), its `cols` columns read through masks.
-template <int R, int V, bool InPlace = false>
+// An operand read in place is not a packed panel but the operand itself: B's depth step k, its
+// `cols` columns, at b + k * ldb, read through masks (a 1x1 convolution's input planes); A's row
+// r at a + r * lda, depth step k at [k] (attention's probabilities, used by a product 64 columns
+// wide, which packing would copy for two tiles' use).
+template <int R, int V, bool InPlaceB = false, bool InPlaceA = false>
 TF_AVX512 void microkernel_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
-                                const TileStore& store, Prefetch prefetch, int64_t ldb = kNR) {
+                                const TileStore& store, Prefetch prefetch, int64_t ldb = kNR, int64_t lda = 0) {
   // Fully unrolled over the tile's rows and vectors, so the V * R accumulators live in registers.
   __m512 acc[V][R];
   __mmask16 b_mask[V];
+  const float* a_rows[R];  // InPlaceA: the rows past `rows` repeat the last (computed, not stored)
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
+    a_rows[r] = InPlaceA ? a + std::min(r, rows - 1) * lda : nullptr;
 #pragma GCC unroll 2
     for (int v = 0; v < V; ++v) acc[v][r] = _mm512_setzero_ps();
   }
@@ -88,21 +100,22 @@ TF_AVX512 void microkernel_tile(int64_t kc, const float* a, const float* b, floa
   for (int64_t k = 0; k < kc; ++k) {
     __m512 bv[V];
 #pragma GCC unroll 2
-    for (int v = 0; v < V; ++v) bv[v] = InPlace ? _mm512_maskz_loadu_ps(b_mask[v], b + 16 * v) : _mm512_load_ps(b + 16 * v);
+    for (int v = 0; v < V; ++v) bv[v] = InPlaceB ? _mm512_maskz_loadu_ps(b_mask[v], b + 16 * v) : _mm512_load_ps(b + 16 * v);
     // The next A micro-panel steps in from L2 while this one is read from L1.
-    _mm_prefetch(reinterpret_cast<const char*>(a + kMR * 8), _MM_HINT_T0);
+    if (!InPlaceA) _mm_prefetch(reinterpret_cast<const char*>(a + kMR * 8), _MM_HINT_T0);
     if (2 * k < prefetch.lines) {
       _mm_prefetch(prefetch.from + 128 * k, _MM_HINT_T1);
       _mm_prefetch(prefetch.from + 128 * k + 64, _MM_HINT_T1);
     }
+    fetch_next_c_row(prefetch, k, ldc);
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
-      const __m512 av = _mm512_set1_ps(a[r]);
+      const __m512 av = _mm512_set1_ps(InPlaceA ? a_rows[r][k] : a[r]);
 #pragma GCC unroll 2
       for (int v = 0; v < V; ++v) acc[v][r] = _mm512_fmadd_ps(av, bv[v], acc[v][r]);
     }
-    a += kMR;
-    b += InPlace ? ldb : kNR;
+    if (!InPlaceA) a += kMR;
+    b += InPlaceB ? ldb : kNR;
   }
   store_tile<R, V>(acc, c, ldc, rows, cols, store);
 }
@@ -128,6 +141,7 @@ TF_AVX512_BF16 void microkernel_tile_bf16(int64_t kc, const float* a, const floa
       _mm_prefetch(prefetch.from + 128 * k, _MM_HINT_T1);
       _mm_prefetch(prefetch.from + 128 * k + 64, _MM_HINT_T1);
     }
+    fetch_next_c_row(prefetch, k, ldc);
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
       const __m512bh av = reinterpret_cast<__m512bh>(_mm512_set1_epi32(words[r]));
@@ -141,13 +155,16 @@ TF_AVX512_BF16 void microkernel_tile_bf16(int64_t kc, const float* a, const floa
 }
 
 // The tile's rows rounded up to 4, 8 or 12, with V vectors of columns.
-template <int V, bool InPlace = false>
+template <int V, bool InPlaceB = false, bool InPlaceA = false>
 TF_AVX512 void microkernel_columns(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows,
-                                   int cols, const TileStore& store, Prefetch prefetch, int64_t ldb = kNR) {
+                                   int cols, const TileStore& store, Prefetch prefetch, int64_t ldb = kNR,
+                                   int64_t lda = 0) {
   static_assert(kMR == 12, "the row tails below assume 12-row panels");
-  if (rows > 8) return microkernel_tile<12, V, InPlace>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb);
-  if (rows > 4) return microkernel_tile<8, V, InPlace>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb);
-  microkernel_tile<4, V, InPlace>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb);
+  if (rows > 8) {
+    return microkernel_tile<12, V, InPlaceB, InPlaceA>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb, lda);
+  }
+  if (rows > 4) return microkernel_tile<8, V, InPlaceB, InPlaceA>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb, lda);
+  microkernel_tile<4, V, InPlaceB, InPlaceA>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb, lda);
 }
 
 // Two vectors rounded to bf16 and paired lane by lane: word i holds lo[i] in its low half and
@@ -179,6 +196,12 @@ TF_AVX512 void microkernel_b_in_place(int64_t kc, const float* a, const float* b
                                       int rows, int cols, const TileStore& store, Prefetch prefetch) {
   if (cols > 16) return microkernel_columns<2, true>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb);
   microkernel_columns<1, true>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb);
+}
+
+TF_AVX512 void microkernel_a_in_place(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
+                                      int rows, int cols, const TileStore& store, Prefetch prefetch) {
+  if (cols > 16) return microkernel_columns<2, false, true>(kc, a, b, c, ldc, rows, cols, store, prefetch, kNR, lda);
+  microkernel_columns<1, false, true>(kc, a, b, c, ldc, rows, cols, store, prefetch, kNR, lda);
 }
 
 TF_AVX512_BF16 void microkernel_bf16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows,

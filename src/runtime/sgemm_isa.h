@@ -15,6 +15,8 @@ void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t l
                  const TileStore& store, Prefetch prefetch);
 void microkernel_b_in_place(int64_t kc, const float* a, const float* b, int64_t ldb, float* c, int64_t ldc, int rows,
                             int cols, const TileStore& store, Prefetch prefetch);
+void microkernel_a_in_place(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int rows,
+                            int cols, const TileStore& store, Prefetch prefetch);
 void pack_a(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst);
 void pack_b(const MatrixView& b, int64_t k0, int64_t kc, int64_t col0, int64_t cols, float* dst);
 // The bf16 forms (sgemm_microkernel.h); they also need avx512_bf16.

@@ -27,6 +27,12 @@ void microkernel_b_in_place(int64_t kc, const float* a, const float* b, int64_t 
   avx512::microkernel_b_in_place(kc, a, b, ldb, c, ldc, rows, cols, store, prefetch);
 }
 
+void microkernel_a_in_place(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int rows,
+                            int cols, const TileStore& store, Prefetch prefetch) {
+  if (vector_isa() != VectorIsa::avx512) fail_internal("the in-place A micro-kernel called without AVX-512");
+  avx512::microkernel_a_in_place(kc, a, lda, b, c, ldc, rows, cols, store, prefetch);
+}
+
 bool bf16_supported() {
   static const bool supported = vector_isa() == VectorIsa::avx512 && __builtin_cpu_supports("avx512bf16");
   return supported;

@@ -42,9 +42,16 @@ bool microkernel_supported();
 // Memory the micro-kernel brings into L2 while it computes, two cache lines a depth step: a
 // part of the next B micro-panel when that comes from memory (weights packed ahead of time and
 // read once per run), so the panel after this one does not start with a stall.
+//
+// And the C tile the next call stores, where the caller knows it: row k of it at depth step k.
+// A product whose whole depth is one block writes each line of C once, and a tile's stores then
+// wait on memory for as long as its FMAs take at a depth of 64 (attention's Q K^T); fetched a
+// tile ahead, they do not (bench/README.md, "Attention products").
 struct Prefetch {
   const char* from = nullptr;
   int64_t lines = 0;
+  const float* next_c = nullptr;
+  int64_t next_c_rows = 0;
 };
 
 // C[0..rows) x [0..cols) of a tile at `c` (row stride ldc), from packed micro-panels `a`
@@ -59,6 +66,11 @@ void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t l
 void microkernel_b_in_place(int64_t kc, const float* a, const float* b, int64_t ldb, float* c, int64_t ldc, int rows,
                             int cols, const TileStore& store, Prefetch prefetch = {});
 
+// The same tile with A read in place: row r at a + r * lda, its depth steps contiguous (a
+// product a few B micro-panels wide, whose A packing would be copied for little use). AVX-512
+// only: call it where vector_isa() is AVX-512.
+void microkernel_a_in_place(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int rows,
+                            int cols, const TileStore& store, Prefetch prefetch = {});
 // bf16 products (bf16_pairs.h): the same tile from panels of bf16 pairs, kc depth steps
 // ((kc + 1) / 2 words per row or column), accumulated in f32. Only where bf16_supported().
 bool bf16_supported();  // AVX-512 in use (vector_isa()) and the CPU has avx512_bf16

@@ -213,6 +213,21 @@ TEST_F(Sgemm, BalancedSplitsOfSmallProducts) {
 
 // One column of C from a packed A or one row from a packed B is a matrix-vector product read
 
+// A B of at most two micro-panels (attention's P V, 64 columns) reads A in place, rows lda
+// apart: row tails (the rows past the last repeat it), lda not a multiple of 16, every depth
+// block, batches, the epilogue, B packed ahead; a transposed or spread A is packed instead.
+TEST_F(Sgemm, SkinnyProductsReadAInPlace) {
+  const FusedActivation gelu{.form = FusedActivation::Form::gelu};
+  for (Shape s : {Shape{37, 64, 53}, Shape{13, 50, 17}, Shape{5, 16, 40}, Shape{100, 33, 700}}) {
+    check(s, {}, 1, small);
+    check(s, {.batch = 3}, 2, defaults);
+    check(s, {.accumulate = true, .row_bias = true, .residual = true, .activation = &gelu}, 2, small);
+    check(s, {.pack_b = true, .col_bias = true, .alpha = 0.5f}, 1, small);
+    check(s, {.ta = true}, 2, small);
+    check(s, {.spread = 2}, 1, defaults);
+  }
+}
+
 // Against a packed A, a B whose rows are contiguous (a 1x1 convolution's input planes) is read
 // in place on AVX-512, not packed: column tails of 1-31 read through masks (never past a row),
 // rows ldb apart with ldb not a multiple of 16 (unaligned), every depth block, the epilogue.
