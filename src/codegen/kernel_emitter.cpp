@@ -463,8 +463,17 @@ class KernelEmitter {
     if (native_) {
       w_.open("for (int64_t i = c_begin; i < c_end; ++i) {");
     } else {
-      w_.open(fmt::format("tf::{}(c_end - c_begin, [&](auto lane_tag, int64_t lane) {{",
-                          rows_can_hold_a_pack() ? "for_lanes_packed" : "for_lanes"));
+      const Value* streamed = rows_can_hold_a_pack() ? streamed_output(p) : nullptr;
+      if (streamed != nullptr) {
+        // Rows that start off a vector boundary (1500 floats) would stream no vector.
+        w_.line(fmt::format("const int64_t head = kStreamStores ? tf::lanes_to_alignment({} + c_begin) : 0;  // to a "
+                            "vector boundary",
+                            base_pointer(streamed)));
+        w_.open("tf::for_lanes_packed_after(c_end - c_begin, head, [&](auto lane_tag, int64_t lane) {");
+      } else {
+        w_.open(fmt::format("tf::{}(c_end - c_begin, [&](auto lane_tag, int64_t lane) {{",
+                            rows_can_hold_a_pack() ? "for_lanes_packed" : "for_lanes"));
+      }
       w_.line("using V = decltype(lane_tag);");
       w_.line("const int64_t i = c_begin + lane;");
       if (p == prefetch_pass_ && tiling_.prefetch_ahead > 0 && !streamed_.empty()) emit_prefetch();
@@ -713,6 +722,22 @@ class KernelEmitter {
   // bodies (vector math) and short ones alike (fewer loop steps, reductions as trees); but each
   // instantiation costs compile time, so rows too short for the smallest pack (4 AVX2 vectors)
   // are not compiled for packs. Symbolic rows may be long: they are.
+  // The f32 output pass p stores whole rows of (through tf::store_output, which streams the
+  // vectors it can), where p sums nothing: a pass that does may not reorder its lanes.
+  const Value* streamed_output(int p) const {
+    const Value* streamed = nullptr;
+    for (const Node* n : k_.nodes) {
+      if (!s_.in_pass(*n, p)) continue;
+      if (is_reduction(*n)) return nullptr;
+      const Value* out = n->outputs[0];
+      if (streamed == nullptr && is_output(out) && out->dtype == DType::f32 && s_.level_of(out) != Level::Reduced &&
+          nest_.inner.back().strides.at(out) == Dim(1)) {
+        streamed = out;
+      }
+    }
+    return streamed;
+  }
+
   bool rows_can_hold_a_pack() const {
     constexpr int64_t kSmallestPackFloats = 4 * 8;
     const std::optional<int64_t> row = nest_.inner.back().extent.const_value();
