@@ -3,7 +3,7 @@
 //
 //   gemm_shootout [--threads 1,2] [--quick] > results.jsonl
 //   gemm_shootout --only SUBSTRING ...  only the shapes whose name contains SUBSTRING
-//   gemm_shootout --shape BxMxNxK ...  one product of activations (B not constant) of that size instead
+//   gemm_shootout --shape BxMxNxK[w] ...  one product of that size instead (w: B is a weight, packed once)
 //   gemm_shootout --list [--quick]      the shapes, one JSON object each (run_gemm.py times ONNX
 //                                       Runtime on them)
 //
@@ -414,11 +414,14 @@ int main(int argc, char** argv) {
       list = true;
     } else if (std::strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
       GemmShape g{"", "ad hoc", 0, 0, 0, 0, false};
-      if (std::sscanf(argv[++i], "%ldx%ldx%ldx%ld", &g.batch, &g.m, &g.n, &g.k) != 4 || g.batch < 1 || g.m < 1 ||
-          g.n < 1 || g.k < 1) {
-        std::fprintf(stderr, "gemm_shootout: --shape wants BATCHxMxNxK (positive), got '%s'\n", argv[i]);
+      char weight = '\0';
+      const int read = std::sscanf(argv[++i], "%ldx%ldx%ldx%ld%c", &g.batch, &g.m, &g.n, &g.k, &weight);
+      if (read < 4 || (read == 5 && weight != 'w') || g.batch < 1 || g.m < 1 || g.n < 1 || g.k < 1) {
+        std::fprintf(stderr, "gemm_shootout: --shape wants BATCHxMxNxK[w] (positive; w: B is a weight), got '%s'\n",
+                     argv[i]);
         return 2;
       }
+      g.b_constant = weight == 'w';
       g.name = argv[i];
       ad_hoc.push_back(g);
       only = argv[i];
@@ -432,7 +435,7 @@ int main(int argc, char** argv) {
         if (*p == ',') ++p;
       }
     } else {
-      std::fprintf(stderr, "usage: gemm_shootout [--threads 1,2] [--quick] [--only SUBSTRING | --shape BxMxNxK] [--list]\n");
+      std::fprintf(stderr, "usage: gemm_shootout [--threads 1,2] [--quick] [--only SUBSTRING | --shape BxMxNxK[w]] [--list]\n");
       return 2;
     }
   }
