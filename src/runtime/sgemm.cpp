@@ -42,12 +42,13 @@ bool b_in_place(const GemmProblem& pr) {
 }
 
 // True where A is read in place by the micro-kernel instead of packed: rows of contiguous depth
-// steps, in f32 with AVX-512, times a B of at most two micro-panels, so that each A micro-panel
-// serves two tiles. Attention's probabilities times V (64 columns) spent 41% of its time packing
-// the probabilities, and ran 1.15-1.3 times as fast without; at 128 columns the two were even, at
-// 256 packing won (bench/README.md, "Attention products").
+// steps, in f32 with AVX-512, an A of at least 1 MiB (beyond what L2 keeps beside the rest) times
+// a B of at most two micro-panels, so that each A micro-panel serves two tiles. Attention's
+// probabilities times V (64 columns) over 1500 positions spent 41% of its time packing them, and
+// ran 1.3 times as fast without; over 512, 1.05-1.1 times. Over 128 (64 KiB) packing won by 5%,
+// and at 128 columns the two were even (bench/README.md, "Attention products").
 bool a_in_place(const GemmProblem& pr) {
-  return vector_isa() == VectorIsa::avx512 && pr.a.packed == nullptr && pr.n <= 2 * kNR &&
+  return vector_isa() == VectorIsa::avx512 && pr.a.packed == nullptr && pr.n <= 2 * kNR && pr.m * pr.k >= (1 << 18) &&
          pr.a.view.col_stride == 1 && pr.a.view.row_stride > 0 && !in_bf16(pr);
 }
 
@@ -331,13 +332,15 @@ void solve_tile(const GemmProblem& pr, int64_t row0, int64_t rows, int64_t col0,
     const int64_t kc = depth(k0), part_cols = std::min(part, col0 + cols - part0);
     const Panels b = b_block(pr, k0, kc, part0, part_cols);
     const int64_t b_panels = ceil_div(part_cols, kNR);
-    if (pr.a.packed != nullptr || pr.b.packed == nullptr) {
+    if (pr.a.packed != nullptr || (pr.b.packed == nullptr && pr.m * pr.n >= (1 << 18))) {
       // A row panel at a time along the part. A weight packed ahead of time as A (a
       // convolution's) comes from memory, a row panel at a time: each is used along the whole
       // part from L1, and the next is fetched meanwhile (its depth block lies a panel's depth
-      // away, beyond the hardware's prefetcher). Two operands packed here (attention's Q K^T
-      // and P V) are both in L2; walking rows, C is written in runs, a tile ahead of its stores:
-      // at a depth of 64, 1.5-1.6 times as fast as down column panels (bench/README.md).
+      // away, beyond the hardware's prefetcher). Two operands packed here (attention's Q K^T)
+      // are in L2, and a C of 1 MiB or more goes to memory: walking rows, C is written in runs,
+      // a tile ahead of its stores, at a depth of 64 1.5-1.7 times as fast as down column
+      // panels. A C that stays in cache (128 x 128) was 5% faster down column panels
+      // (bench/README.md, "Attention products").
       walk_rows(pr, a, row0, rows, kc, k0, b, part0, part_cols, pr.a.packed != nullptr);
       return;
     }

@@ -65,12 +65,13 @@ TF_AVX512 inline __attribute__((always_inline)) void store_tile(const __m512 (&a
   }
 }
 
-// Row k of the next call's C tile (both of its lines), at depth step k of this one: see Prefetch.
-TF_AVX512 inline __attribute__((always_inline)) void fetch_next_c_row(const Prefetch& prefetch, int64_t k, int64_t ldc) {
-  if (k >= prefetch.next_c_rows) return;
-  const float* row = prefetch.next_c + k * ldc;
-  _mm_prefetch(reinterpret_cast<const char*>(row), _MM_HINT_T0);
-  _mm_prefetch(reinterpret_cast<const char*>(row + 16), _MM_HINT_T0);
+// The next call's C tile (both lines of each row), before this one's depth loop: see Prefetch.
+TF_AVX512 inline __attribute__((always_inline)) void fetch_next_c(const Prefetch& prefetch, int64_t ldc) {
+  for (int64_t r = 0; r < prefetch.next_c_rows; ++r) {
+    const float* row = prefetch.next_c + r * ldc;
+    _mm_prefetch(reinterpret_cast<const char*>(row), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(row + 16), _MM_HINT_T0);
+  }
 }
 
 // The micro-kernel for tiles of at most R rows and V * 16 columns: the panels still hold kMR
@@ -97,6 +98,7 @@ TF_AVX512 void microkernel_tile(int64_t kc, const float* a, const float* b, floa
   }
 #pragma GCC unroll 2
   for (int v = 0; v < V; ++v) b_mask[v] = lanes(cols - 16 * v);
+  fetch_next_c(prefetch, ldc);
   for (int64_t k = 0; k < kc; ++k) {
     __m512 bv[V];
 #pragma GCC unroll 2
@@ -107,7 +109,6 @@ TF_AVX512 void microkernel_tile(int64_t kc, const float* a, const float* b, floa
       _mm_prefetch(prefetch.from + 128 * k, _MM_HINT_T1);
       _mm_prefetch(prefetch.from + 128 * k + 64, _MM_HINT_T1);
     }
-    fetch_next_c_row(prefetch, k, ldc);
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
       const __m512 av = _mm512_set1_ps(InPlaceA ? a_rows[r][k] : a[r]);
@@ -132,6 +133,7 @@ TF_AVX512_BF16 void microkernel_tile_bf16(int64_t kc, const float* a, const floa
     for (int v = 0; v < V; ++v) acc[v][r] = _mm512_setzero_ps();
   }
   const int32_t* words = reinterpret_cast<const int32_t*>(a);
+  fetch_next_c(prefetch, ldc);
   for (int64_t k = 0; k < (kc + 1) / 2; ++k) {
     __m512bh bv[V];
 #pragma GCC unroll 2
@@ -141,7 +143,6 @@ TF_AVX512_BF16 void microkernel_tile_bf16(int64_t kc, const float* a, const floa
       _mm_prefetch(prefetch.from + 128 * k, _MM_HINT_T1);
       _mm_prefetch(prefetch.from + 128 * k + 64, _MM_HINT_T1);
     }
-    fetch_next_c_row(prefetch, k, ldc);
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
       const __m512bh av = reinterpret_cast<__m512bh>(_mm512_set1_epi32(words[r]));

@@ -43,10 +43,10 @@ bool microkernel_supported();
 // part of the next B micro-panel when that comes from memory (weights packed ahead of time and
 // read once per run), so the panel after this one does not start with a stall.
 //
-// And the C tile the next call stores, where the caller knows it: row k of it at depth step k.
-// A product whose whole depth is one block writes each line of C once, and a tile's stores then
-// wait on memory for as long as its FMAs take at a depth of 64 (attention's Q K^T); fetched a
-// tile ahead, they do not (bench/README.md, "Attention products").
+// And the C tile the next call stores, where the caller knows it, fetched before this call's
+// depth loop. A product whose whole depth is one block writes each line of C once, and a tile's
+// stores then wait on memory about as long as its FMAs take at a depth of 64 (attention's
+// Q K^T); fetched a tile ahead, they do not (bench/README.md, "Attention products").
 struct Prefetch {
   const char* from = nullptr;
   int64_t lines = 0;

@@ -213,12 +213,13 @@ TEST_F(Sgemm, BalancedSplitsOfSmallProducts) {
 
 // One column of C from a packed A or one row from a packed B is a matrix-vector product read
 
-// A B of at most two micro-panels (attention's P V, 64 columns) reads A in place, rows lda
-// apart: row tails (the rows past the last repeat it), lda not a multiple of 16, every depth
-// block, batches, the epilogue, B packed ahead; a transposed or spread A is packed instead.
+// An A of 1 MiB or more times a B of at most two micro-panels (attention's P V, 64 columns) is
+// read in place, rows lda apart: row tails (the rows past the last repeat it), lda not a multiple
+// of 16, every depth block, batches, the epilogue, B packed ahead; a transposed or spread A is
+// packed instead.
 TEST_F(Sgemm, SkinnyProductsReadAInPlace) {
   const FusedActivation gelu{.form = FusedActivation::Form::gelu};
-  for (Shape s : {Shape{37, 64, 53}, Shape{13, 50, 17}, Shape{5, 16, 40}, Shape{100, 33, 700}}) {
+  for (Shape s : {Shape{517, 40, 515}, Shape{600, 64, 450}, Shape{270, 16, 1000}}) {
     check(s, {}, 1, small);
     check(s, {.batch = 3}, 2, defaults);
     check(s, {.accumulate = true, .row_bias = true, .residual = true, .activation = &gelu}, 2, small);
