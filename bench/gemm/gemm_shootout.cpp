@@ -76,7 +76,7 @@ std::vector<GemmShape> gemm_shapes(bool quick) {
     s.push_back({"attn_qk_" + tag, "attention", 12 * b, seq, seq, 64, false});
     s.push_back({"attn_pv_" + tag, "attention", 12 * b, seq, 64, seq, false});
   }
-  // Whisper's encoder (the real-model suite's, batch 2): 6 heads of 64 over 1500 frames.
+  // Whisper's encoder as the real-model suite has it, two sequences: 2 x 6 heads of 64 over 1500 frames.
   if (!quick) {
     s.push_back({"attn_qk_whisper", "attention", 12, 1500, 1500, 64, false});
     s.push_back({"attn_pv_whisper", "attention", 12, 1500, 64, 1500, false});
@@ -406,7 +406,7 @@ int main(int argc, char** argv) {
   std::vector<int> thread_counts = {1, 2};
   bool quick = false, list = false;
   std::string only;
-  std::vector<GemmShape> ad_hoc;  // --shape: one product of activations, timed alone
+  std::vector<GemmShape> ad_hoc;  // --shape: products timed instead of the suite's
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       quick = true;

@@ -716,12 +716,6 @@ class KernelEmitter {
 
   std::string row_divisor(const Node& n) { return var(n.outputs[0]) + "_divisor"; }
 
-
-
-  // Packs (4 vectors a step) interleave independent dependency chains, which pays for long
-  // bodies (vector math) and short ones alike (fewer loop steps, reductions as trees); but each
-  // instantiation costs compile time, so rows too short for the smallest pack (4 AVX2 vectors)
-  // are not compiled for packs. Symbolic rows may be long: they are.
   // The f32 output pass p stores whole rows of (through tf::store_output, which streams the
   // vectors it can), where p sums nothing: a pass that does may not reorder its lanes.
   const Value* streamed_output(int p) const {
@@ -738,6 +732,10 @@ class KernelEmitter {
     return streamed;
   }
 
+  // Packs (4 vectors a step) interleave independent dependency chains, which pays for long
+  // bodies (vector math) and short ones alike (fewer loop steps, reductions as trees); but each
+  // instantiation costs compile time, so rows too short for the smallest pack (4 AVX2 vectors)
+  // are not compiled for packs. Symbolic rows may be long: they are.
   bool rows_can_hold_a_pack() const {
     constexpr int64_t kSmallestPackFloats = 4 * 8;
     const std::optional<int64_t> row = nest_.inner.back().extent.const_value();

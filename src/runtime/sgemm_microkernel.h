@@ -44,7 +44,7 @@ bool microkernel_supported();
 // read once per run), so the panel after this one does not start with a stall.
 //
 // And the C tile the next call stores, where the caller knows it, fetched before this call's
-// depth loop. A product whose whole depth is one block writes each line of C once, and a tile's
+// depth loop (AVX-512). A product whose whole depth is one block writes each line of C once, and a tile's
 // stores then wait on memory about as long as its FMAs take at a depth of 64 (attention's
 // Q K^T); fetched a tile ahead, they do not (bench/README.md, "Attention products").
 struct Prefetch {
