@@ -213,6 +213,18 @@ TEST_F(Sgemm, BalancedSplitsOfSmallProducts) {
 
 // One column of C from a packed A or one row from a packed B is a matrix-vector product read
 
+// A C of 1 MiB or more from two operands packed during the run (attention's Q K^T) is walked a
+// row panel at a time, each tile fetching the next one's C: row and column tails, every depth
+// block and part of B, a transposed B (K^T), batches, the epilogue.
+TEST_F(Sgemm, LargeProductsOfActivationsWalkRows) {
+  const FusedActivation relu6{.lo = 0.0f, .hi = 6.0f};
+  const Shape s{517, 509, 70};
+  check(s, {}, 2, small);
+  check(s, {.tb = true, .batch = 2}, 2, defaults);
+  check(s, {.accumulate = true, .row_bias = true, .col_bias = true, .residual = true, .activation = &relu6}, 1, small);
+  check(s, {.ta = true, .alpha = 0.5f}, 3, defaults);
+}
+
 // An A of 1 MiB or more times a B of at most two micro-panels (attention's P V, 64 columns) is
 // read in place, rows lda apart: row tails (the rows past the last repeat it), lda not a multiple
 // of 16, every depth block, batches, the epilogue, B packed ahead; a transposed or spread A is
