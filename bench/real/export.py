@@ -88,7 +88,9 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--archs", default=",".join(a.name for a in models.ARCHS))
     # torch.export specialises dims of size 1, so the dynamic exports need a batch of 2 or more.
-    ap.add_argument("--batch", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=2,
+                    help="batch of the example inputs (default 2; run_real.py, as `make bench-real`, exports the "
+                         "full size at 1: pass --batch 1 to compare with its numbers)")
     ap.add_argument("--variants", default="torchscript_static,torchscript_dynamic,dynamo_static,dynamo_dynamic",
                     help="exporter_shapes pairs to export (exporter: torchscript|dynamo, shapes: static|dynamic)")
     args = ap.parse_args()
