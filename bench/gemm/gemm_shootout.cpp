@@ -424,7 +424,6 @@ int main(int argc, char** argv) {
       g.b_constant = weight == 'w';
       g.name = argv[i];
       ad_hoc.push_back(g);
-      only = argv[i];
     } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       only = argv[++i];
     } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
@@ -488,7 +487,7 @@ int main(int argc, char** argv) {
         print("gemm", s.name, s.family, "onednn", threads, median_ms([&] { dnnl_mm(); }, reps), flops, peak);
       }
       for (const ConvShape& s : conv_shapes(quick)) {
-        if (s.name.find(only) == std::string::npos) continue;
+        if (!ad_hoc.empty() || s.name.find(only) == std::string::npos) continue;
         if (ours) {
           ConvGraph cg(s);
           auto call = tilefuse::runtime::prepare_library_call(*cg.node, machine_blocking());

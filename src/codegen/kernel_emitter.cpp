@@ -724,8 +724,7 @@ class KernelEmitter {
       if (!s_.in_pass(*n, p)) continue;
       if (is_reduction(*n)) return nullptr;
       const Value* out = n->outputs[0];
-      if (streamed == nullptr && is_output(out) && out->dtype == DType::f32 && s_.level_of(out) != Level::Reduced &&
-          nest_.inner.back().strides.at(out) == Dim(1)) {
+      if (streamed == nullptr && is_output(out) && out->dtype == DType::f32 && stored_through_store_output(out)) {
         streamed = out;
       }
     }
@@ -765,16 +764,22 @@ class KernelEmitter {
     }
   }
 
+  // Whether emit_store writes `out` (a vector kernel's output) through tf::store_output: whole
+  // contiguous rows of a full-size value; a row-level one is small and never streamed.
+  bool stored_through_store_output(const Value* out) const {
+    return nest_.inner.back().strides.at(out) == Dim(1) && s_.level_of(out) != Level::Reduced;
+  }
+
   void emit_store(const Value* out) {
     const Dim& last = nest_.inner.back().strides.at(out);
     std::string base = base_pointer(out);
     if (native_) {
       const std::string at = last == Dim(1) ? base + " + i" : base + " + i * " + cpp_int_expr(last);
       w_.line(fmt::format("tf::store_value({}, {});", at, var(out)));
-    } else if (last == Dim(1) && s_.level_of(out) == Level::Reduced) {
-      w_.line(fmt::format("tf::store({} + i, {});", base, var(out)));  // small: never streamed
-    } else if (last == Dim(1)) {
+    } else if (stored_through_store_output(out)) {
       w_.line(fmt::format("tf::store_output<kStreamStores>({} + i, {});", base, var(out)));
+    } else if (last == Dim(1)) {
+      w_.line(fmt::format("tf::store({} + i, {});", base, var(out)));  // row-level: small, never streamed
     } else {
       w_.line(fmt::format("tf::store_strided({} + i * {}, {}, {});", base, cpp_int_expr(last), cpp_int_expr(last), var(out)));
     }
