@@ -290,9 +290,18 @@ void walk_rows(const GemmProblem& pr, const Panels& a, int64_t row0, int64_t row
                const Panels& b, int64_t part0, int64_t cols, bool fetch_next_a) {
   const int64_t a_panels = ceil_div(rows, kMR), b_panels = ceil_div(cols, kNR);
   auto rows_at = [&](int64_t i) { return static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i)); };
+  const bool one_call = !in_bf16(pr) && a.ld == 0;  // a row of f32 tiles from a packed A: microkernel_row
   for (int64_t ip = 0; ip < a_panels; ++ip) {
     const int64_t i = row0 + ip * kMR;
     const int m = rows_at(i);
+    if (one_call) {
+      TileRow row{b[0], b.stride, b.ld > 0 ? b.ld : kNR, b.ld > 0};
+      if (ip + 1 < a_panels) row.after = pr.c + (i + kMR) * pr.ldc + part0, row.after_rows = rows_at(i + kMR);
+      const Prefetch first = fetch_next_a && ip + 1 < a_panels ? whole_a_panel(a[ip + 1], panel_steps(pr, kc)) : Prefetch{};
+      microkernel_row(kc, a[ip], row, pr.c + i * pr.ldc + part0, pr.ldc, m, cols,
+                      tile_store(pr, i, part0, k0 == 0, k0 + kc == pr.k), first);
+      continue;
+    }
     for (int64_t jp = 0; jp < b_panels; ++jp) {
       const int64_t j = part0 + jp * kNR;
       const int n = static_cast<int>(std::min<int64_t>(kNR, part0 + cols - j));

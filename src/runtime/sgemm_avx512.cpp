@@ -142,8 +142,10 @@ TF_AVX512 inline __attribute__((always_inline)) void fetch_next_c(const Prefetch
 // r at a + r * lda, depth step k at [k] (attention's probabilities, used by a product 64 columns
 // wide, which packing would copy for two tiles' use).
 template <int R, int V, bool InPlaceB = false, bool InPlaceA = false>
-TF_AVX512 void microkernel_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
-                                const TileStore& store, Prefetch prefetch, int64_t ldb = kNR, int64_t lda = 0) {
+TF_AVX512 inline __attribute__((always_inline)) void microkernel_tile_inline(int64_t kc, const float* a, const float* b,
+                                                                              float* c, int64_t ldc, int rows, int cols,
+                                                                              const TileStore& store, Prefetch prefetch,
+                                                                              int64_t ldb = kNR, int64_t lda = 0) {
   // Fully unrolled over the tile's rows and vectors, so the V * R accumulators live in registers.
   __m512 acc[V][R];
   __mmask16 b_mask[V];
@@ -176,6 +178,13 @@ TF_AVX512 void microkernel_tile(int64_t kc, const float* a, const float* b, floa
   store_tile<R, V>(acc, c, ldc, rows, cols, store);
 }
 
+// The same, called: one copy per shape, for the callers that dispatch tile by tile.
+template <int R, int V, bool InPlaceB = false, bool InPlaceA = false>
+TF_AVX512 void microkernel_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
+                                const TileStore& store, Prefetch prefetch, int64_t ldb = kNR, int64_t lda = 0) {
+  microkernel_tile_inline<R, V, InPlaceB, InPlaceA>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb, lda);
+}
+
 // The same tile from panels of bf16 pairs (sgemm_microkernel.h): one dot instruction per pair of
 // depth steps multiplies two bf16 products into each f32 lane, twice an FMA's work.
 template <int R, int V>
@@ -204,6 +213,39 @@ TF_AVX512_BF16 void microkernel_tile_bf16(int64_t kc, const float* a, const floa
     b += kNR;
   }
   store_tile<R, V>(acc, c, ldc, rows, cols, store);
+}
+
+// The tiles of microkernel_row with R rows, each inlined: one function walks them all.
+template <int R, bool InPlaceB>
+TF_AVX512 void row_of_tiles(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows,
+                            int64_t cols, const TileStore& store, Prefetch first) {
+  TileStore tile = store;
+  Prefetch prefetch = first;
+  for (int64_t j = 0; j < cols; j += kNR) {
+    const int n = static_cast<int>(std::min<int64_t>(kNR, cols - j));
+    if (j + kNR < cols) {
+      prefetch.next_c = c + j + kNR, prefetch.next_c_rows = rows;
+    } else {
+      prefetch.next_c = row.after, prefetch.next_c_rows = row.after_rows;
+    }
+    const float* b = row.b + j / kNR * row.panel_stride;
+    if (n > 16) {
+      microkernel_tile_inline<R, 2, InPlaceB>(kc, a, b, c + j, ldc, rows, n, tile, prefetch, row.ldb);
+    } else {
+      microkernel_tile_inline<R, 1, InPlaceB>(kc, a, b, c + j, ldc, rows, n, tile, prefetch, row.ldb);
+    }
+    if (tile.col_bias != nullptr) tile.col_bias += kNR;
+    if (tile.residual != nullptr) tile.residual += kNR;
+    prefetch = {};
+  }
+}
+
+template <bool InPlaceB>
+TF_AVX512 void rows_of_tiles(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows,
+                             int64_t cols, const TileStore& store, Prefetch first) {
+  if (rows > 8) return row_of_tiles<12, InPlaceB>(kc, a, row, c, ldc, rows, cols, store, first);
+  if (rows > 4) return row_of_tiles<8, InPlaceB>(kc, a, row, c, ldc, rows, cols, store, first);
+  row_of_tiles<4, InPlaceB>(kc, a, row, c, ldc, rows, cols, store, first);
 }
 
 // The tile's rows rounded up to 4, 8 or 12, with V vectors of columns.
@@ -242,6 +284,12 @@ TF_AVX512 void microkernel(int64_t kc, const float* a, const float* b, float* c,
                            const TileStore& store, Prefetch prefetch) {
   if (cols > 16) return microkernel_columns<2>(kc, a, b, c, ldc, rows, cols, store, prefetch);
   microkernel_columns<1>(kc, a, b, c, ldc, rows, cols, store, prefetch);
+}
+
+TF_AVX512 void microkernel_row(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows,
+                               int64_t cols, const TileStore& store, Prefetch first) {
+  if (row.b_in_place) return rows_of_tiles<true>(kc, a, row, c, ldc, rows, cols, store, first);
+  rows_of_tiles<false>(kc, a, row, c, ldc, rows, cols, store, first);
 }
 
 TF_AVX512 void microkernel_b_in_place(int64_t kc, const float* a, const float* b, int64_t ldb, float* c, int64_t ldc,

@@ -17,6 +17,8 @@ void microkernel_b_in_place(int64_t kc, const float* a, const float* b, int64_t 
                             int cols, const TileStore& store, Prefetch prefetch);
 void microkernel_a_in_place(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int rows,
                             int cols, const TileStore& store, Prefetch prefetch);
+void microkernel_row(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows, int64_t cols,
+                     const TileStore& store, Prefetch first);
 void pack_a(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst);
 void pack_b(const MatrixView& b, int64_t k0, int64_t kc, int64_t col0, int64_t cols, float* dst);
 // The bf16 forms (sgemm_microkernel.h); they also need avx512_bf16.

@@ -1,5 +1,7 @@
 #include "runtime/sgemm_microkernel.h"
 
+#include <algorithm>
+
 #include "ir/error.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/sgemm_isa.h"
@@ -25,6 +27,20 @@ void microkernel_b_in_place(int64_t kc, const float* a, const float* b, int64_t 
                             int cols, const TileStore& store, Prefetch prefetch) {
   if (vector_isa() != VectorIsa::avx512) fail_internal("the in-place micro-kernel called without AVX-512");
   avx512::microkernel_b_in_place(kc, a, b, ldb, c, ldc, rows, cols, store, prefetch);
+}
+
+void microkernel_row(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows, int64_t cols,
+                     const TileStore& store, Prefetch first) {
+  if (vector_isa() == VectorIsa::avx512) return avx512::microkernel_row(kc, a, row, c, ldc, rows, cols, store, first);
+  if (row.b_in_place) fail_internal("the in-place micro-kernel called without AVX-512");
+  // AVX2: tile by tile (its micro-kernel fetches no C).
+  TileStore tile = store;
+  for (int64_t j = 0; j < cols; j += kNR) {
+    microkernel(kc, a, row.b + j / kNR * row.panel_stride, c + j, ldc, rows, static_cast<int>(std::min<int64_t>(kNR, cols - j)),
+                tile, j == 0 ? first : Prefetch{});
+    if (tile.col_bias != nullptr) tile.col_bias += kNR;
+    if (tile.residual != nullptr) tile.residual += kNR;
+  }
 }
 
 void microkernel_a_in_place(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int rows,

@@ -66,6 +66,23 @@ void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t l
 void microkernel_b_in_place(int64_t kc, const float* a, const float* b, int64_t ldb, float* c, int64_t ldc, int rows,
                             int cols, const TileStore& store, Prefetch prefetch = {});
 
+// A row of tiles: C rows [0, rows) x columns [0, cols) at `c`, kNR columns a tile, from one
+// packed A micro-panel `a` and the B micro-panels b + p * panel_stride (each packed, or, with
+// `b_in_place`, B's own rows ldb apart: AVX-512 only). `store` is the first tile's; each next
+// tile's column bias and residual lie kNR columns further. `first` is the first tile's
+// prefetch; each tile fetches the next one's C, and the last fetches `after` (after_rows rows of
+// it: the next row of tiles), as Prefetch describes. One call where the tiles are shallow: at
+// 16 depth steps a tile, the calls' own work took a fifth of the product's time.
+struct TileRow {
+  const float* b = nullptr;
+  int64_t panel_stride = 0, ldb = 0;
+  bool b_in_place = false;
+  const float* after = nullptr;
+  int after_rows = 0;
+};
+void microkernel_row(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows, int64_t cols,
+                     const TileStore& store, Prefetch first);
+
 // The same tile with A read in place: row r at a + r * lda, its depth steps contiguous (a
 // product a few B micro-panels wide, whose A packing would be copied for little use). AVX-512
 // only: call it where vector_isa() is AVX-512.
