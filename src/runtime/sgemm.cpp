@@ -268,7 +268,11 @@ Prefetch whole_a_panel(const float* panel, int64_t steps) {
 void run_column_panel(const GemmProblem& pr, const Panels& a, int64_t row0, int64_t rows, int64_t kc, bool first,
                       bool last, const float* b, int64_t j, int n, const float* next) {
   const int64_t a_panels = ceil_div(rows, kMR), steps = panel_steps(pr, kc);
-  const int64_t lines = ceil_div(2 * steps, a_panels);  // a B micro-panel is 2 lines per step
+  if (!in_bf16(pr) && a.ld == 0) {  // f32 tiles from a packed A: one call
+    const TileColumn column{a[0], a.stride, next, 2 * steps};  // a B micro-panel is 2 lines per step
+    return microkernel_column(kc, column, b, pr.c + row0 * pr.ldc + j, pr.ldc, rows, n, tile_store(pr, row0, j, first, last));
+  }
+  const int64_t lines = ceil_div(2 * steps, a_panels);
   for (int64_t ip = 0; ip < a_panels; ++ip) {
     const int64_t i = row0 + ip * kMR;
     const int m = static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i));

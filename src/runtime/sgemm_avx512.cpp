@@ -248,6 +248,30 @@ TF_AVX512 void rows_of_tiles(int64_t kc, const float* a, const TileRow& row, flo
   row_of_tiles<4, InPlaceB>(kc, a, row, c, ldc, rows, cols, store, first);
 }
 
+// The tiles of microkernel_column with V vectors of columns, each inlined: the full ones, then
+// the last rounded up to 4, 8 or 12 rows.
+template <int V>
+TF_AVX512 void column_of_tiles(int64_t kc, const TileColumn& column, const float* b, float* c, int64_t ldc,
+                               int64_t rows, int cols, const TileStore& store) {
+  TileStore tile = store;
+  const int64_t tiles = (rows + kMR - 1) / kMR;
+  for (int64_t p = 0; p < tiles; ++p) {
+    const float* a = column.a + p * column.panel_stride;
+    float* at = c + p * kMR * ldc;
+    const int m = static_cast<int>(std::min<int64_t>(kMR, rows - p * kMR));
+    const Prefetch prefetch = column_share(column, p, tiles);
+    if (m > 8) {
+      microkernel_tile_inline<12, V>(kc, a, b, at, ldc, m, cols, tile, prefetch);
+    } else if (m > 4) {
+      microkernel_tile_inline<8, V>(kc, a, b, at, ldc, m, cols, tile, prefetch);
+    } else {
+      microkernel_tile_inline<4, V>(kc, a, b, at, ldc, m, cols, tile, prefetch);
+    }
+    if (tile.row_bias != nullptr) tile.row_bias += kMR;
+    if (tile.residual != nullptr) tile.residual += kMR * ldc;
+  }
+}
+
 // The tile's rows rounded up to 4, 8 or 12, with V vectors of columns.
 template <int V, bool InPlaceB = false, bool InPlaceA = false>
 TF_AVX512 void microkernel_columns(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows,
@@ -290,6 +314,12 @@ TF_AVX512 void microkernel_row(int64_t kc, const float* a, const TileRow& row, f
                                int64_t cols, const TileStore& store, Prefetch first) {
   if (row.b_in_place) return rows_of_tiles<true>(kc, a, row, c, ldc, rows, cols, store, first);
   rows_of_tiles<false>(kc, a, row, c, ldc, rows, cols, store, first);
+}
+
+TF_AVX512 void microkernel_column(int64_t kc, const TileColumn& column, const float* b, float* c, int64_t ldc,
+                                  int64_t rows, int cols, const TileStore& store) {
+  if (cols > 16) return column_of_tiles<2>(kc, column, b, c, ldc, rows, cols, store);
+  column_of_tiles<1>(kc, column, b, c, ldc, rows, cols, store);
 }
 
 TF_AVX512 void microkernel_b_in_place(int64_t kc, const float* a, const float* b, int64_t ldb, float* c, int64_t ldc,

@@ -10,6 +10,9 @@
 
 namespace tilefuse::runtime {
 
+// The share of TileColumn::next_b that tile `p` of a column of `tiles` fetches.
+Prefetch column_share(const TileColumn& column, int64_t p, int64_t tiles);
+
 namespace avx512 {
 void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
                  const TileStore& store, Prefetch prefetch);
@@ -19,6 +22,8 @@ void microkernel_a_in_place(int64_t kc, const float* a, int64_t lda, const float
                             int cols, const TileStore& store, Prefetch prefetch);
 void microkernel_row(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows, int64_t cols,
                      const TileStore& store, Prefetch first);
+void microkernel_column(int64_t kc, const TileColumn& column, const float* b, float* c, int64_t ldc, int64_t rows,
+                        int cols, const TileStore& store);
 void pack_a(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst);
 void pack_b(const MatrixView& b, int64_t k0, int64_t kc, int64_t col0, int64_t cols, float* dst);
 // The bf16 forms (sgemm_microkernel.h); they also need avx512_bf16.

@@ -43,6 +43,28 @@ void microkernel_row(int64_t kc, const float* a, const TileRow& row, float* c, i
   }
 }
 
+// The share of the next B micro-panel that tile `p` of a column fetches.
+Prefetch column_share(const TileColumn& column, int64_t p, int64_t tiles) {
+  if (column.next_b == nullptr) return {};
+  const int64_t share = (column.lines + tiles - 1) / tiles;
+  return {reinterpret_cast<const char*>(column.next_b) + 64 * p * share,
+          std::max<int64_t>(0, std::min(share, column.lines - p * share))};
+}
+
+void microkernel_column(int64_t kc, const TileColumn& column, const float* b, float* c, int64_t ldc, int64_t rows,
+                        int cols, const TileStore& store) {
+  if (vector_isa() == VectorIsa::avx512) return avx512::microkernel_column(kc, column, b, c, ldc, rows, cols, store);
+  // AVX2: tile by tile.
+  TileStore tile = store;
+  const int64_t tiles = (rows + kMR - 1) / kMR;
+  for (int64_t p = 0; p < tiles; ++p) {
+    microkernel(kc, column.a + p * column.panel_stride, b, c + p * kMR * ldc, ldc,
+                static_cast<int>(std::min<int64_t>(kMR, rows - p * kMR)), cols, tile, column_share(column, p, tiles));
+    if (tile.row_bias != nullptr) tile.row_bias += kMR;
+    if (tile.residual != nullptr) tile.residual += kMR * ldc;
+  }
+}
+
 void microkernel_a_in_place(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int rows,
                             int cols, const TileStore& store, Prefetch prefetch) {
   if (vector_isa() != VectorIsa::avx512) fail_internal("the in-place A micro-kernel called without AVX-512");

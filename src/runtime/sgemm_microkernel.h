@@ -83,6 +83,20 @@ struct TileRow {
 void microkernel_row(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows, int64_t cols,
                      const TileStore& store, Prefetch first);
 
+// A column of tiles: C rows [0, rows) x columns [0, cols) at `c` (cols <= kNR), kMR rows a
+// tile, from the packed A micro-panels a + p * panel_stride and one packed B micro-panel `b`.
+// `store` is the first tile's; each next tile's row bias and residual lie kMR rows further.
+// Where `next_b` is set, each tile brings in a share of it (the B micro-panel after this one:
+// `lines` cache lines in all), as Prefetch describes.
+struct TileColumn {
+  const float* a = nullptr;
+  int64_t panel_stride = 0;
+  const float* next_b = nullptr;
+  int64_t lines = 0;
+};
+void microkernel_column(int64_t kc, const TileColumn& column, const float* b, float* c, int64_t ldc, int64_t rows,
+                        int cols, const TileStore& store);
+
 // The same tile with A read in place: row r at a + r * lda, its depth steps contiguous (a
 // product a few B micro-panels wide, whose A packing would be copied for little use). AVX-512
 // only: call it where vector_isa() is AVX-512.
