@@ -4,6 +4,7 @@
 // build's target: call it only where vector_isa() is at least that ISA.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "runtime/sgemm_microkernel.h"
@@ -11,7 +12,12 @@
 namespace tilefuse::runtime {
 
 // The share of TileColumn::next_b that tile `p` of a column of `tiles` fetches.
-Prefetch column_share(const TileColumn& column, int64_t p, int64_t tiles);
+inline Prefetch column_share(const TileColumn& column, int64_t p, int64_t tiles) {
+  if (column.next_b == nullptr) return {};
+  const int64_t share = (column.lines + tiles - 1) / tiles;
+  return {reinterpret_cast<const char*>(column.next_b) + 64 * p * share,
+          std::max<int64_t>(0, std::min(share, column.lines - p * share))};
+}
 
 namespace avx512 {
 void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,

@@ -43,14 +43,6 @@ void microkernel_row(int64_t kc, const float* a, const TileRow& row, float* c, i
   }
 }
 
-// The share of the next B micro-panel that tile `p` of a column fetches.
-Prefetch column_share(const TileColumn& column, int64_t p, int64_t tiles) {
-  if (column.next_b == nullptr) return {};
-  const int64_t share = (column.lines + tiles - 1) / tiles;
-  return {reinterpret_cast<const char*>(column.next_b) + 64 * p * share,
-          std::max<int64_t>(0, std::min(share, column.lines - p * share))};
-}
-
 void microkernel_column(int64_t kc, const TileColumn& column, const float* b, float* c, int64_t ldc, int64_t rows,
                         int cols, const TileStore& store) {
   if (vector_isa() == VectorIsa::avx512) return avx512::microkernel_column(kc, column, b, c, ldc, rows, cols, store);
