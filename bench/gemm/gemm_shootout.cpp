@@ -111,6 +111,7 @@ std::vector<ConvShape> conv_shapes(bool quick) {
       {"mobilenet_1x1_40to120_28", "mobilenet_v3", 40, 28, 28, 120, 1, 1, 0, 1},
       {"mobilenet_1x1_160to960_7", "mobilenet_v3", 160, 7, 7, 960, 1, 1, 0, 1},
       {"mobilenet_dw3x3_64_112s2", "mobilenet_v3", 64, 112, 112, 64, 3, 2, 1, 64},
+      {"mobilenet_dw5x5_72_56s2", "mobilenet_v3", 72, 56, 56, 72, 5, 2, 2, 72},
       {"mobilenet_dw5x5_120_28", "mobilenet_v3", 120, 28, 28, 120, 5, 1, 2, 120},
       {"convnext_stem_4x4s4", "convnext_tiny", 3, 224, 224, 96, 4, 4, 0, 1},
       {"convnext_dw7x7_96_56", "convnext_tiny", 96, 56, 56, 96, 7, 1, 3, 96},
