@@ -250,8 +250,7 @@ TileStore tile_store(const GemmProblem& pr, int64_t i, int64_t j, bool first, bo
 
 // The micro-kernel for C rows i .. i + m x columns j .. j + n of the problem, in its precision.
 void multiply(const GemmProblem& pr, int64_t kc, const float* a, const float* b, int64_t i, int64_t j, int m, int n,
-              const TileStore& store, Prefetch prefetch, int64_t lda = 0, int64_t ldb = 0) {
-  if (ldb > 0) return microkernel_b_in_place(kc, a, b, ldb, pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
+              const TileStore& store, Prefetch prefetch, int64_t lda = 0) {
   if (lda > 0) return microkernel_a_in_place(kc, a, lda, b, pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
   if (in_bf16(pr)) return microkernel_bf16(kc, a, b, pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
   microkernel(kc, a, b, pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
@@ -294,7 +293,9 @@ void walk_rows(const GemmProblem& pr, const Panels& a, int64_t row0, int64_t row
                const Panels& b, int64_t part0, int64_t cols, bool fetch_next_a) {
   const int64_t a_panels = ceil_div(rows, kMR), b_panels = ceil_div(cols, kNR);
   auto rows_at = [&](int64_t i) { return static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i)); };
-  const bool one_call = !in_bf16(pr) && a.ld == 0;  // a row of f32 tiles from a packed A: microkernel_row
+  // A row of f32 tiles from a packed A is one call; bf16 tiles and an A read in place (whose B
+  // is packed) go tile by tile.
+  const bool one_call = !in_bf16(pr) && a.ld == 0;
   for (int64_t ip = 0; ip < a_panels; ++ip) {
     const int64_t i = row0 + ip * kMR;
     const int m = rows_at(i);
@@ -316,8 +317,7 @@ void walk_rows(const GemmProblem& pr, const Panels& a, int64_t row0, int64_t row
       } else if (ip + 1 < a_panels) {
         prefetch.next_c = pr.c + (i + kMR) * pr.ldc + part0, prefetch.next_c_rows = rows_at(i + kMR);
       }
-      multiply(pr, kc, a[ip], b[jp], i, j, m, n, tile_store(pr, i, j, k0 == 0, k0 + kc == pr.k), prefetch, a.ld,
-               b.ld);
+      multiply(pr, kc, a[ip], b[jp], i, j, m, n, tile_store(pr, i, j, k0 == 0, k0 + kc == pr.k), prefetch, a.ld);
     }
   }
 }

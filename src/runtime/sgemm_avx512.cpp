@@ -273,16 +273,13 @@ TF_AVX512 void column_of_tiles(int64_t kc, const TileColumn& column, const float
 }
 
 // The tile's rows rounded up to 4, 8 or 12, with V vectors of columns.
-template <int V, bool InPlaceB = false, bool InPlaceA = false>
+template <int V, bool InPlaceA = false>
 TF_AVX512 void microkernel_columns(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows,
-                                   int cols, const TileStore& store, Prefetch prefetch, int64_t ldb = kNR,
-                                   int64_t lda = 0) {
+                                   int cols, const TileStore& store, Prefetch prefetch, int64_t lda = 0) {
   static_assert(kMR == 12, "the row tails below assume 12-row panels");
-  if (rows > 8) {
-    return microkernel_tile<12, V, InPlaceB, InPlaceA>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb, lda);
-  }
-  if (rows > 4) return microkernel_tile<8, V, InPlaceB, InPlaceA>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb, lda);
-  microkernel_tile<4, V, InPlaceB, InPlaceA>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb, lda);
+  if (rows > 8) return microkernel_tile<12, V, false, InPlaceA>(kc, a, b, c, ldc, rows, cols, store, prefetch, kNR, lda);
+  if (rows > 4) return microkernel_tile<8, V, false, InPlaceA>(kc, a, b, c, ldc, rows, cols, store, prefetch, kNR, lda);
+  microkernel_tile<4, V, false, InPlaceA>(kc, a, b, c, ldc, rows, cols, store, prefetch, kNR, lda);
 }
 
 // Two vectors rounded to bf16 and paired lane by lane: word i holds lo[i] in its low half and
@@ -322,16 +319,10 @@ TF_AVX512 void microkernel_column(int64_t kc, const TileColumn& column, const fl
   column_of_tiles<1>(kc, column, b, c, ldc, rows, cols, store);
 }
 
-TF_AVX512 void microkernel_b_in_place(int64_t kc, const float* a, const float* b, int64_t ldb, float* c, int64_t ldc,
-                                      int rows, int cols, const TileStore& store, Prefetch prefetch) {
-  if (cols > 16) return microkernel_columns<2, true>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb);
-  microkernel_columns<1, true>(kc, a, b, c, ldc, rows, cols, store, prefetch, ldb);
-}
-
 TF_AVX512 void microkernel_a_in_place(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
                                       int rows, int cols, const TileStore& store, Prefetch prefetch) {
-  if (cols > 16) return microkernel_columns<2, false, true>(kc, a, b, c, ldc, rows, cols, store, prefetch, kNR, lda);
-  microkernel_columns<1, false, true>(kc, a, b, c, ldc, rows, cols, store, prefetch, kNR, lda);
+  if (cols > 16) return microkernel_columns<2, true>(kc, a, b, c, ldc, rows, cols, store, prefetch, lda);
+  microkernel_columns<1, true>(kc, a, b, c, ldc, rows, cols, store, prefetch, lda);
 }
 
 TF_AVX512_BF16 void microkernel_bf16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows,

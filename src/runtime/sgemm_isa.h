@@ -22,8 +22,6 @@ inline Prefetch column_share(const TileColumn& column, int64_t p, int64_t tiles)
 namespace avx512 {
 void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
                  const TileStore& store, Prefetch prefetch);
-void microkernel_b_in_place(int64_t kc, const float* a, const float* b, int64_t ldb, float* c, int64_t ldc, int rows,
-                            int cols, const TileStore& store, Prefetch prefetch);
 void microkernel_a_in_place(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int rows,
                             int cols, const TileStore& store, Prefetch prefetch);
 void microkernel_row(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows, int64_t cols,

@@ -23,12 +23,6 @@ void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t l
   fail_internal("sgemm micro-kernel called on a CPU without AVX2");
 }
 
-void microkernel_b_in_place(int64_t kc, const float* a, const float* b, int64_t ldb, float* c, int64_t ldc, int rows,
-                            int cols, const TileStore& store, Prefetch prefetch) {
-  if (vector_isa() != VectorIsa::avx512) fail_internal("the in-place micro-kernel called without AVX-512");
-  avx512::microkernel_b_in_place(kc, a, b, ldb, c, ldc, rows, cols, store, prefetch);
-}
-
 void microkernel_row(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows, int64_t cols,
                      const TileStore& store, Prefetch first) {
   if (vector_isa() == VectorIsa::avx512) return avx512::microkernel_row(kc, a, row, c, ldc, rows, cols, store, first);

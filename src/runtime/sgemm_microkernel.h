@@ -60,15 +60,11 @@ struct Prefetch {
 void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
                  const TileStore& store, Prefetch prefetch = {});
 
-// The same tile with B read in place rather than from a packed panel: depth step k's `cols`
-// columns at b + k * ldb (a 1x1 convolution's input planes, which packing would only copy).
-// AVX-512 only: call it where vector_isa() is AVX-512.
-void microkernel_b_in_place(int64_t kc, const float* a, const float* b, int64_t ldb, float* c, int64_t ldc, int rows,
-                            int cols, const TileStore& store, Prefetch prefetch = {});
-
 // A row of tiles: C rows [0, rows) x columns [0, cols) at `c`, kNR columns a tile, from one
-// packed A micro-panel `a` and the B micro-panels b + p * panel_stride (each packed, or, with
-// `b_in_place`, B's own rows ldb apart: AVX-512 only). `store` is the first tile's; each next
+// packed A micro-panel `a` and the B micro-panels b + p * panel_stride: each packed, or, with
+// `b_in_place`, B's own columns, depth step k's at b + k * ldb, read through masks (a 1x1
+// convolution's input planes, which packing would only copy; AVX-512 only). `store` is the
+// first tile's; each next
 // tile's column bias and residual lie kNR columns further. `first` is the first tile's
 // prefetch; each tile fetches the next one's C, and the last fetches `after` (after_rows rows of
 // it: the next row of tiles), as Prefetch describes. One call where the tiles are shallow: at
