@@ -248,12 +248,12 @@ TileStore tile_store(const GemmProblem& pr, int64_t i, int64_t j, bool first, bo
   return store;
 }
 
-// The micro-kernel for C rows i .. i + m x columns j .. j + n of the problem, in its precision.
-void multiply(const GemmProblem& pr, int64_t kc, const float* a, const float* b, int64_t i, int64_t j, int m, int n,
-              const TileStore& store, Prefetch prefetch, int64_t lda = 0) {
-  if (lda > 0) return microkernel_a_in_place(kc, a, lda, b, pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
-  if (in_bf16(pr)) return microkernel_bf16(kc, a, b, pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
-  microkernel(kc, a, b, pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
+// The micro-kernel for C rows i .. i + m x columns j .. j + n of a problem whose A is read in
+// place (a_in_place: f32), A's row panel `a`. Tiles from a packed A run a row or a column at a
+// time instead (microkernel_row, microkernel_column).
+void multiply_a_in_place(const GemmProblem& pr, int64_t kc, const Panels& a, const float* panel, const float* b,
+                         int64_t i, int64_t j, int m, int n, const TileStore& store, Prefetch prefetch) {
+  microkernel_a_in_place(kc, panel, a.ld, b, pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
 }
 
 // A prefetch of a whole A micro-panel of `steps` steps.
@@ -267,20 +267,14 @@ Prefetch whole_a_panel(const float* panel, int64_t steps) {
 void run_column_panel(const GemmProblem& pr, const Panels& a, int64_t row0, int64_t rows, int64_t kc, bool first,
                       bool last, const float* b, int64_t j, int n, const float* next) {
   const int64_t a_panels = ceil_div(rows, kMR), steps = panel_steps(pr, kc);
-  if (!in_bf16(pr) && a.ld == 0) {  // f32 tiles from a packed A: one call
-    const TileColumn column{a[0], a.stride, next, 2 * steps};  // a B micro-panel is 2 lines per step
+  const TileColumn column{a[0], a.stride, next, 2 * steps, in_bf16(pr)};  // a B micro-panel is 2 lines per step
+  if (a.ld == 0) {
     return microkernel_column(kc, column, b, pr.c + row0 * pr.ldc + j, pr.ldc, rows, n, tile_store(pr, row0, j, first, last));
   }
-  const int64_t lines = ceil_div(2 * steps, a_panels);
   for (int64_t ip = 0; ip < a_panels; ++ip) {
     const int64_t i = row0 + ip * kMR;
     const int m = static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i));
-    Prefetch prefetch;
-    if (next != nullptr) {
-      prefetch.from = reinterpret_cast<const char*>(next) + 64 * ip * lines;
-      prefetch.lines = std::max<int64_t>(0, std::min(lines, 2 * steps - ip * lines));
-    }
-    multiply(pr, kc, a[ip], b, i, j, m, n, tile_store(pr, i, j, first, last), prefetch, a.ld);
+    multiply_a_in_place(pr, kc, a, a[ip], b, i, j, m, n, tile_store(pr, i, j, first, last), column_share(column, ip, a_panels));
   }
 }
 
@@ -293,14 +287,14 @@ void walk_rows(const GemmProblem& pr, const Panels& a, int64_t row0, int64_t row
                const Panels& b, int64_t part0, int64_t cols, bool fetch_next_a) {
   const int64_t a_panels = ceil_div(rows, kMR), b_panels = ceil_div(cols, kNR);
   auto rows_at = [&](int64_t i) { return static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i)); };
-  // A row of f32 tiles from a packed A is one call; bf16 tiles and an A read in place (whose B
-  // is packed) go tile by tile.
-  const bool one_call = !in_bf16(pr) && a.ld == 0;
+  // A row of tiles from a packed A is one call; an A read in place (whose B is packed) goes tile
+  // by tile.
+  const bool one_call = a.ld == 0;
   for (int64_t ip = 0; ip < a_panels; ++ip) {
     const int64_t i = row0 + ip * kMR;
     const int m = rows_at(i);
     if (one_call) {
-      TileRow row{b[0], b.stride, b.ld > 0 ? b.ld : kNR, b.ld > 0};
+      TileRow row{b[0], b.stride, b.ld > 0 ? b.ld : kNR, b.ld > 0, in_bf16(pr)};
       if (ip + 1 < a_panels) row.after = pr.c + (i + kMR) * pr.ldc + part0, row.after_rows = rows_at(i + kMR);
       const Prefetch first = fetch_next_a && ip + 1 < a_panels ? whole_a_panel(a[ip + 1], panel_steps(pr, kc)) : Prefetch{};
       microkernel_row(kc, a[ip], row, pr.c + i * pr.ldc + part0, pr.ldc, m, cols,
@@ -317,7 +311,7 @@ void walk_rows(const GemmProblem& pr, const Panels& a, int64_t row0, int64_t row
       } else if (ip + 1 < a_panels) {
         prefetch.next_c = pr.c + (i + kMR) * pr.ldc + part0, prefetch.next_c_rows = rows_at(i + kMR);
       }
-      multiply(pr, kc, a[ip], b[jp], i, j, m, n, tile_store(pr, i, j, k0 == 0, k0 + kc == pr.k), prefetch, a.ld);
+      multiply_a_in_place(pr, kc, a, a[ip], b[jp], i, j, m, n, tile_store(pr, i, j, k0 == 0, k0 + kc == pr.k), prefetch);
     }
   }
 }

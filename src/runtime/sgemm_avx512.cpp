@@ -17,6 +17,7 @@
 #define TF_AVX512_STEP __attribute__((always_inline, target("avx512f,avx512vl,fma")))
 #define TF_AVX512_BF16 __attribute__((target("avx512f,avx512vl,avx512bw,fma,avx512bf16")))
 
+
 // transpose16's shuffles, inlined into the packing below, pass GCC 12's "undefined" vector as
 // their unused merge source, which -Wuninitialized reports; nothing here is read uninitialised.
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -188,8 +189,11 @@ TF_AVX512 void microkernel_tile(int64_t kc, const float* a, const float* b, floa
 // The same tile from panels of bf16 pairs (sgemm_microkernel.h): one dot instruction per pair of
 // depth steps multiplies two bf16 products into each f32 lane, twice an FMA's work.
 template <int R, int V>
-TF_AVX512_BF16 void microkernel_tile_bf16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows,
-                                          int cols, const TileStore& store, Prefetch prefetch) {
+TF_AVX512_BF16 inline __attribute__((always_inline)) void microkernel_tile_bf16_inline(int64_t kc, const float* a,
+                                                                                        const float* b, float* c,
+                                                                                        int64_t ldc, int rows, int cols,
+                                                                                        const TileStore& store,
+                                                                                        Prefetch prefetch) {
   __m512 acc[V][R];
   start_tile<R, V>(acc, rows, cols, store);
   const int32_t* words = reinterpret_cast<const int32_t*>(a);
@@ -215,37 +219,62 @@ TF_AVX512_BF16 void microkernel_tile_bf16(int64_t kc, const float* a, const floa
   store_tile<R, V>(acc, c, ldc, rows, cols, store);
 }
 
-// The tiles of microkernel_row with R rows, each inlined: one function walks them all.
+// A row of tiles' bookkeeping (plain code, used by the f32 and the bf16 walks, which differ in
+// their target): tile `j`'s prefetch (the first's is `first`; each fetches the C tile after it,
+// the last the next row's), and the next tile's store (its column bias and residual kNR
+// columns further).
+inline Prefetch row_prefetch(const TileRow& row, float* c, int rows, int64_t j, int64_t cols, const Prefetch& first) {
+  Prefetch prefetch = j == 0 ? first : Prefetch{};
+  if (j + kNR < cols) {
+    prefetch.next_c = c + j + kNR, prefetch.next_c_rows = rows;
+  } else {
+    prefetch.next_c = row.after, prefetch.next_c_rows = row.after_rows;
+  }
+  return prefetch;
+}
+inline void next_in_row(TileStore& store) {
+  if (store.col_bias != nullptr) store.col_bias += kNR;
+  if (store.residual != nullptr) store.residual += kNR;
+}
+
+// A column's: the next tile's store (its row bias and residual kMR rows further).
+inline void next_in_column(TileStore& store, int64_t ldc) {
+  if (store.row_bias != nullptr) store.row_bias += kMR;
+  if (store.residual != nullptr) store.residual += kMR * ldc;
+}
+
+// The tiles of microkernel_row with R rows, each inlined.
 template <int R, bool InPlaceB>
 TF_AVX512 void row_of_tiles(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows,
                             int64_t cols, const TileStore& store, Prefetch first) {
   TileStore tile = store;
-  Prefetch prefetch = first;
-  for (int64_t j = 0; j < cols; j += kNR) {
-    const int n = static_cast<int>(std::min<int64_t>(kNR, cols - j));
-    if (j + kNR < cols) {
-      prefetch.next_c = c + j + kNR, prefetch.next_c_rows = rows;
-    } else {
-      prefetch.next_c = row.after, prefetch.next_c_rows = row.after_rows;
-    }
+  for (int64_t j = 0; j < cols; j += kNR, next_in_row(tile)) {
     const float* b = row.b + j / kNR * row.panel_stride;
+    const int n = static_cast<int>(std::min<int64_t>(kNR, cols - j));
+    const Prefetch prefetch = row_prefetch(row, c, rows, j, cols, first);
     if (n > 16) {
       microkernel_tile_inline<R, 2, InPlaceB>(kc, a, b, c + j, ldc, rows, n, tile, prefetch, row.ldb);
     } else {
       microkernel_tile_inline<R, 1, InPlaceB>(kc, a, b, c + j, ldc, rows, n, tile, prefetch, row.ldb);
     }
-    if (tile.col_bias != nullptr) tile.col_bias += kNR;
-    if (tile.residual != nullptr) tile.residual += kNR;
-    prefetch = {};
   }
 }
 
-template <bool InPlaceB>
-TF_AVX512 void rows_of_tiles(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows,
-                             int64_t cols, const TileStore& store, Prefetch first) {
-  if (rows > 8) return row_of_tiles<12, InPlaceB>(kc, a, row, c, ldc, rows, cols, store, first);
-  if (rows > 4) return row_of_tiles<8, InPlaceB>(kc, a, row, c, ldc, rows, cols, store, first);
-  row_of_tiles<4, InPlaceB>(kc, a, row, c, ldc, rows, cols, store, first);
+// The same from bf16 pairs.
+template <int R>
+TF_AVX512_BF16 void row_of_tiles_bf16(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows,
+                                      int64_t cols, const TileStore& store, Prefetch first) {
+  TileStore tile = store;
+  for (int64_t j = 0; j < cols; j += kNR, next_in_row(tile)) {
+    const float* b = row.b + j / kNR * row.panel_stride;
+    const int n = static_cast<int>(std::min<int64_t>(kNR, cols - j));
+    const Prefetch prefetch = row_prefetch(row, c, rows, j, cols, first);
+    if (n > 16) {
+      microkernel_tile_bf16_inline<R, 2>(kc, a, b, c + j, ldc, rows, n, tile, prefetch);
+    } else {
+      microkernel_tile_bf16_inline<R, 1>(kc, a, b, c + j, ldc, rows, n, tile, prefetch);
+    }
+  }
 }
 
 // The tiles of microkernel_column with V vectors of columns, each inlined: the full ones, then
@@ -255,7 +284,7 @@ TF_AVX512 void column_of_tiles(int64_t kc, const TileColumn& column, const float
                                int64_t rows, int cols, const TileStore& store) {
   TileStore tile = store;
   const int64_t tiles = (rows + kMR - 1) / kMR;
-  for (int64_t p = 0; p < tiles; ++p) {
+  for (int64_t p = 0; p < tiles; ++p, next_in_column(tile, ldc)) {
     const float* a = column.a + p * column.panel_stride;
     float* at = c + p * kMR * ldc;
     const int m = static_cast<int>(std::min<int64_t>(kMR, rows - p * kMR));
@@ -267,8 +296,27 @@ TF_AVX512 void column_of_tiles(int64_t kc, const TileColumn& column, const float
     } else {
       microkernel_tile_inline<4, V>(kc, a, b, at, ldc, m, cols, tile, prefetch);
     }
-    if (tile.row_bias != nullptr) tile.row_bias += kMR;
-    if (tile.residual != nullptr) tile.residual += kMR * ldc;
+  }
+}
+
+// The same from bf16 pairs.
+template <int V>
+TF_AVX512_BF16 void column_of_tiles_bf16(int64_t kc, const TileColumn& column, const float* b, float* c, int64_t ldc,
+                                         int64_t rows, int cols, const TileStore& store) {
+  TileStore tile = store;
+  const int64_t tiles = (rows + kMR - 1) / kMR;
+  for (int64_t p = 0; p < tiles; ++p, next_in_column(tile, ldc)) {
+    const float* a = column.a + p * column.panel_stride;
+    float* at = c + p * kMR * ldc;
+    const int m = static_cast<int>(std::min<int64_t>(kMR, rows - p * kMR));
+    const Prefetch prefetch = column_share(column, p, tiles);
+    if (m > 8) {
+      microkernel_tile_bf16_inline<12, V>(kc, a, b, at, ldc, m, cols, tile, prefetch);
+    } else if (m > 4) {
+      microkernel_tile_bf16_inline<8, V>(kc, a, b, at, ldc, m, cols, tile, prefetch);
+    } else {
+      microkernel_tile_bf16_inline<4, V>(kc, a, b, at, ldc, m, cols, tile, prefetch);
+    }
   }
 }
 
@@ -290,15 +338,6 @@ TF_AVX512_BF16 inline __m512 interleave_pairs(__m512 lo, __m512 hi) {
   return _mm512_castsi512_ps(_mm512_permutexvar_epi16(order, (__m512i)_mm512_cvtne2ps_pbh(hi, lo)));
 }
 
-// The tile's rows rounded up to 4, 8 or 12, with V vectors of columns, from bf16 pairs.
-template <int V>
-TF_AVX512_BF16 void microkernel_columns_bf16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows,
-                                             int cols, const TileStore& store, Prefetch prefetch) {
-  if (rows > 8) return microkernel_tile_bf16<12, V>(kc, a, b, c, ldc, rows, cols, store, prefetch);
-  if (rows > 4) return microkernel_tile_bf16<8, V>(kc, a, b, c, ldc, rows, cols, store, prefetch);
-  microkernel_tile_bf16<4, V>(kc, a, b, c, ldc, rows, cols, store, prefetch);
-}
-
 }  // namespace
 
 TF_AVX512 void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
@@ -309,8 +348,14 @@ TF_AVX512 void microkernel(int64_t kc, const float* a, const float* b, float* c,
 
 TF_AVX512 void microkernel_row(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows,
                                int64_t cols, const TileStore& store, Prefetch first) {
-  if (row.b_in_place) return rows_of_tiles<true>(kc, a, row, c, ldc, rows, cols, store, first);
-  rows_of_tiles<false>(kc, a, row, c, ldc, rows, cols, store, first);
+  if (row.b_in_place) {
+    if (rows > 8) return row_of_tiles<12, true>(kc, a, row, c, ldc, rows, cols, store, first);
+    if (rows > 4) return row_of_tiles<8, true>(kc, a, row, c, ldc, rows, cols, store, first);
+    return row_of_tiles<4, true>(kc, a, row, c, ldc, rows, cols, store, first);
+  }
+  if (rows > 8) return row_of_tiles<12, false>(kc, a, row, c, ldc, rows, cols, store, first);
+  if (rows > 4) return row_of_tiles<8, false>(kc, a, row, c, ldc, rows, cols, store, first);
+  row_of_tiles<4, false>(kc, a, row, c, ldc, rows, cols, store, first);
 }
 
 TF_AVX512 void microkernel_column(int64_t kc, const TileColumn& column, const float* b, float* c, int64_t ldc,
@@ -319,16 +364,23 @@ TF_AVX512 void microkernel_column(int64_t kc, const TileColumn& column, const fl
   column_of_tiles<1>(kc, column, b, c, ldc, rows, cols, store);
 }
 
+TF_AVX512_BF16 void microkernel_row_bf16(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc,
+                                         int rows, int64_t cols, const TileStore& store, Prefetch first) {
+  if (rows > 8) return row_of_tiles_bf16<12>(kc, a, row, c, ldc, rows, cols, store, first);
+  if (rows > 4) return row_of_tiles_bf16<8>(kc, a, row, c, ldc, rows, cols, store, first);
+  row_of_tiles_bf16<4>(kc, a, row, c, ldc, rows, cols, store, first);
+}
+
+TF_AVX512_BF16 void microkernel_column_bf16(int64_t kc, const TileColumn& column, const float* b, float* c,
+                                            int64_t ldc, int64_t rows, int cols, const TileStore& store) {
+  if (cols > 16) return column_of_tiles_bf16<2>(kc, column, b, c, ldc, rows, cols, store);
+  column_of_tiles_bf16<1>(kc, column, b, c, ldc, rows, cols, store);
+}
+
 TF_AVX512 void microkernel_a_in_place(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
                                       int rows, int cols, const TileStore& store, Prefetch prefetch) {
   if (cols > 16) return microkernel_columns<2, true>(kc, a, b, c, ldc, rows, cols, store, prefetch, lda);
   microkernel_columns<1, true>(kc, a, b, c, ldc, rows, cols, store, prefetch, lda);
-}
-
-TF_AVX512_BF16 void microkernel_bf16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows,
-                                     int cols, const TileStore& store, Prefetch prefetch) {
-  if (cols > 16) return microkernel_columns_bf16<2>(kc, a, b, c, ldc, rows, cols, store, prefetch);
-  microkernel_columns_bf16<1>(kc, a, b, c, ldc, rows, cols, store, prefetch);
 }
 
 TF_AVX512_BF16 void b_panels_to_bf16(const float* panels, int64_t count, int64_t kc, float* dst) {

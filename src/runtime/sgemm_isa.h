@@ -4,20 +4,11 @@
 // build's target: call it only where vector_isa() is at least that ISA.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 
 #include "runtime/sgemm_microkernel.h"
 
 namespace tilefuse::runtime {
-
-// The share of TileColumn::next_b that tile `p` of a column of `tiles` fetches.
-inline Prefetch column_share(const TileColumn& column, int64_t p, int64_t tiles) {
-  if (column.next_b == nullptr) return {};
-  const int64_t share = (column.lines + tiles - 1) / tiles;
-  return {reinterpret_cast<const char*>(column.next_b) + 64 * p * share,
-          std::max<int64_t>(0, std::min(share, column.lines - p * share))};
-}
 
 namespace avx512 {
 void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
@@ -31,8 +22,10 @@ void microkernel_column(int64_t kc, const TileColumn& column, const float* b, fl
 void pack_a(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst);
 void pack_b(const MatrixView& b, int64_t k0, int64_t kc, int64_t col0, int64_t cols, float* dst);
 // The bf16 forms (sgemm_microkernel.h); they also need avx512_bf16.
-void microkernel_bf16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
-                      const TileStore& store, Prefetch prefetch);
+void microkernel_row_bf16(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows, int64_t cols,
+                          const TileStore& store, Prefetch first);
+void microkernel_column_bf16(int64_t kc, const TileColumn& column, const float* b, float* c, int64_t ldc, int64_t rows,
+                             int cols, const TileStore& store);
 void pack_a_bf16(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst);
 void b_panels_to_bf16(const float* panels, int64_t count, int64_t kc, float* dst);
 }  // namespace avx512

@@ -25,6 +25,10 @@ void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t l
 
 void microkernel_row(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows, int64_t cols,
                      const TileStore& store, Prefetch first) {
+  if (row.bf16) {
+    if (!bf16_supported()) fail_internal("bf16 micro-kernel called on a CPU without avx512_bf16");
+    return avx512::microkernel_row_bf16(kc, a, row, c, ldc, rows, cols, store, first);
+  }
   if (vector_isa() == VectorIsa::avx512) return avx512::microkernel_row(kc, a, row, c, ldc, rows, cols, store, first);
   if (row.b_in_place) fail_internal("the in-place micro-kernel called without AVX-512");
   // AVX2: tile by tile (its micro-kernel fetches no C).
@@ -39,6 +43,10 @@ void microkernel_row(int64_t kc, const float* a, const TileRow& row, float* c, i
 
 void microkernel_column(int64_t kc, const TileColumn& column, const float* b, float* c, int64_t ldc, int64_t rows,
                         int cols, const TileStore& store) {
+  if (column.bf16) {
+    if (!bf16_supported()) fail_internal("bf16 micro-kernel called on a CPU without avx512_bf16");
+    return avx512::microkernel_column_bf16(kc, column, b, c, ldc, rows, cols, store);
+  }
   if (vector_isa() == VectorIsa::avx512) return avx512::microkernel_column(kc, column, b, c, ldc, rows, cols, store);
   // AVX2: tile by tile.
   TileStore tile = store;
@@ -60,12 +68,6 @@ void microkernel_a_in_place(int64_t kc, const float* a, int64_t lda, const float
 bool bf16_supported() {
   static const bool supported = vector_isa() == VectorIsa::avx512 && __builtin_cpu_supports("avx512bf16");
   return supported;
-}
-
-void microkernel_bf16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
-                      const TileStore& store, Prefetch prefetch) {
-  if (!bf16_supported()) fail_internal("bf16 micro-kernel called on a CPU without avx512_bf16");
-  avx512::microkernel_bf16(kc, a, b, c, ldc, rows, cols, store, prefetch);
 }
 
 void pack_a_bf16(const MatrixView& a, int64_t row0, int64_t rows, int64_t k0, int64_t kc, float* dst) {

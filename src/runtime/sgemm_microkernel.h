@@ -13,6 +13,7 @@
 // functions only when microkernel_supported() is true.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ir/ops/fused_activation.h"
@@ -63,9 +64,10 @@ void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t l
 // A row of tiles: C rows [0, rows) x columns [0, cols) at `c`, kNR columns a tile, from one
 // packed A micro-panel `a` and the B micro-panels b + p * panel_stride: each packed, or, with
 // `b_in_place`, B's own columns, depth step k's at b + k * ldb, read through masks (a 1x1
-// convolution's input planes, which packing would only copy; AVX-512 only). `store` is the
-// first tile's; each next
-// tile's column bias and residual lie kNR columns further. `first` is the first tile's
+// convolution's input planes, which packing would only copy; AVX-512 only). With `bf16`, both
+// operands are panels of bf16 pairs (bf16_pairs.h: kc depth steps, (kc + 1) / 2 words per row
+// or column, accumulated in f32; only where bf16_supported()). `store` is the first tile's; each
+// next tile's column bias and residual lie kNR columns further. `first` is the first tile's
 // prefetch; each tile fetches the next one's C, and the last fetches `after` (after_rows rows of
 // it: the next row of tiles), as Prefetch describes. One call where the tiles are shallow: at
 // 16 depth steps a tile, the calls' own work took a fifth of the product's time.
@@ -73,6 +75,7 @@ struct TileRow {
   const float* b = nullptr;
   int64_t panel_stride = 0, ldb = 0;
   bool b_in_place = false;
+  bool bf16 = false;
   const float* after = nullptr;
   int after_rows = 0;
 };
@@ -89,20 +92,26 @@ struct TileColumn {
   int64_t panel_stride = 0;
   const float* next_b = nullptr;
   int64_t lines = 0;
+  bool bf16 = false;  // as TileRow's
 };
 void microkernel_column(int64_t kc, const TileColumn& column, const float* b, float* c, int64_t ldc, int64_t rows,
                         int cols, const TileStore& store);
+
+// The share of TileColumn::next_b that tile `p` of a column of `tiles` fetches.
+inline Prefetch column_share(const TileColumn& column, int64_t p, int64_t tiles) {
+  if (column.next_b == nullptr) return {};
+  const int64_t share = (column.lines + tiles - 1) / tiles;
+  return {reinterpret_cast<const char*>(column.next_b) + 64 * p * share,
+          std::max<int64_t>(0, std::min(share, column.lines - p * share))};
+}
 
 // The same tile with A read in place: row r at a + r * lda, its depth steps contiguous (a
 // product a few B micro-panels wide, whose A packing would be copied for little use). AVX-512
 // only: call it where vector_isa() is AVX-512.
 void microkernel_a_in_place(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int rows,
                             int cols, const TileStore& store, Prefetch prefetch = {});
-// bf16 products (bf16_pairs.h): the same tile from panels of bf16 pairs, kc depth steps
-// ((kc + 1) / 2 words per row or column), accumulated in f32. Only where bf16_supported().
+// bf16 products (bf16_pairs.h) run through microkernel_row and microkernel_column.
 bool bf16_supported();  // AVX-512 in use (vector_isa()) and the CPU has avx512_bf16
-void microkernel_bf16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
-                      const TileStore& store, Prefetch prefetch = {});
 
 // A strided matrix: element (i, j) at data[i * row_stride + j * col_stride]. A transposed
 // operand is the same memory with the strides swapped.
