@@ -260,7 +260,9 @@ TF_AVX512 void row_of_tiles(int64_t kc, const float* a, const TileRow& row, floa
   }
 }
 
-// The same from bf16 pairs.
+// The same from bf16 pairs. A copy, not one template over the tile's kernel: a template has one
+// target for all its instantiations, and the f32 walk must not be compiled for avx512_bf16,
+// which CPUs with AVX-512 may lack.
 template <int R>
 TF_AVX512_BF16 void row_of_tiles_bf16(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows,
                                       int64_t cols, const TileStore& store, Prefetch first) {
@@ -299,7 +301,7 @@ TF_AVX512 void column_of_tiles(int64_t kc, const TileColumn& column, const float
   }
 }
 
-// The same from bf16 pairs.
+// The same from bf16 pairs (a copy, as row_of_tiles_bf16 is).
 template <int V>
 TF_AVX512_BF16 void column_of_tiles_bf16(int64_t kc, const TileColumn& column, const float* b, float* c, int64_t ldc,
                                          int64_t rows, int cols, const TileStore& store) {
