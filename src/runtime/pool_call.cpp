@@ -1,10 +1,14 @@
 #include "runtime/pool_call.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <limits>
 #include <vector>
 
 #include "ir/ops/window_geometry.h"
+#include "runtime/cpu_isa.h"
+#include "runtime/lane_masks.h"
 #include "runtime/row_kernels.h"
 
 namespace tilefuse::runtime {
@@ -61,13 +65,75 @@ void max_pool(const PoolShape& s, const float* x, float* out, int64_t first_plan
   }
 }
 
+#define TF_AVX512 __attribute__((target("avx512f,avx512vl")))
+
+// max(x, y), a NaN in either kept (the reference's and strided_max's rule).
+TF_AVX512 inline __m512 max_keeping_nan(__m512 x, __m512 y) {
+  const __m512 larger = _mm512_mask_max_ps(y, static_cast<__mmask16>(0xffff), x, y);
+  return _mm512_mask_mov_ps(larger, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+}
+
+// True where max_pool_padded_rows applies: AVX-512, columns at stride 1 or 2, no dilation.
+bool padded_rows_suit(const PoolShape& s) {
+  return vector_isa() == VectorIsa::avx512 && (s.stride_w == 1 || s.stride_w == 2) && s.dil_w == 1;
+}
+
+// max_pool's two steps in registers, row by row: the window's rows reduced into one row with
+// -inf on both sides (the padding, and room for whole vectors), then each 16 outputs the max of
+// kw loads from it at the stride (stride 2: the even values of two). The general path made a
+// fill, a copy and kh + kw - 1 calls per output row: ResNet-50's 3x3 pool at stride 2 took 0.10
+// ms at 2 threads, ONNX Runtime's 0.045.
+TF_AVX512 void max_pool_padded_rows(const PoolShape& s, const float* x, float* out, int64_t first_plane,
+                                    int64_t end_plane) {
+  const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const int64_t vectors = (s.out_w + 15) / 16;
+  thread_local std::vector<float> padded;
+  padded.assign(static_cast<size_t>(s.pad_left + std::max(s.width, vectors * 16 * s.stride_w + s.kw) + 32),
+                -std::numeric_limits<float>::infinity());
+  float* row_max = padded.data() + s.pad_left;
+  for (int64_t plane = first_plane; plane < end_plane; ++plane) {
+    const float* src = x + plane * s.height * s.width;
+    for (int64_t oy = 0; oy < s.out_h; ++oy) {
+      float* o = out + (plane * s.out_h + oy) * s.out_w;
+      const int64_t y0 = oy * s.stride_h - s.pad_top;
+      bool any_row = false;
+      for (int64_t c = 0; c < s.width; c += 16) {
+        const __mmask16 m = lanes(s.width - c);
+        __m512 v = lowest;
+        for (int64_t i = 0; i < s.kh; ++i) {
+          const int64_t y = y0 + i * s.dil_h;
+          if (y < 0 || y >= s.height) continue;
+          v = max_keeping_nan(_mm512_mask_loadu_ps(lowest, m, src + y * s.width + c), v);
+          any_row = true;
+        }
+        _mm512_mask_storeu_ps(row_max + c, m, v);
+      }
+      for (int64_t u = 0; u < vectors; ++u) {
+        __m512 v = lowest;
+        const float* from = padded.data() + u * 16 * s.stride_w;
+        for (int64_t j = 0; j < s.kw; ++j) {
+          const __m512 w = s.stride_w == 1 ? _mm512_loadu_ps(from + j)
+                                           : _mm512_permutex2var_ps(_mm512_loadu_ps(from + j), evens,
+                                                                    _mm512_loadu_ps(from + j + 16));
+          v = max_keeping_nan(w, v);
+        }
+        // A window that lies in the padding rows alone is -inf, as the reference has it.
+        _mm512_mask_storeu_ps(o + u * 16, lanes(s.out_w - u * 16), any_row ? v : lowest);
+      }
+    }
+  }
+}
+
 class PoolCall : public LibraryCall {
  public:
   explicit PoolCall(const Node& node) : node_(node) {}
 
   void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
     const PoolShape s = pool_shape(node_, in[0], outs[0]);
+    const bool padded_rows = padded_rows_suit(s);
     team.run(s.planes, [&](int, int64_t first, int64_t end) {
+      if (padded_rows) return max_pool_padded_rows(s, in[0].data<float>(), outs[0].data<float>(), first, end);
       max_pool(s, in[0].data<float>(), outs[0].data<float>(), first, end);
     });
   }
