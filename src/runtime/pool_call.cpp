@@ -67,12 +67,6 @@ void max_pool(const PoolShape& s, const float* x, float* out, int64_t first_plan
 
 #define TF_AVX512 __attribute__((target("avx512f,avx512vl")))
 
-// max(x, y), a NaN in either kept (the reference's and strided_max's rule).
-TF_AVX512 inline __m512 max_keeping_nan(__m512 x, __m512 y) {
-  const __m512 larger = _mm512_mask_max_ps(y, static_cast<__mmask16>(0xffff), x, y);
-  return _mm512_mask_mov_ps(larger, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
-}
-
 // True where max_pool_padded_rows applies: AVX-512, columns at stride 1 or 2, no dilation.
 bool padded_rows_suit(const PoolShape& s) {
   return vector_isa() == VectorIsa::avx512 && (s.stride_w == 1 || s.stride_w == 2) && s.dil_w == 1;

@@ -25,11 +25,7 @@ struct Max {
   void scalar(float x, float& y) const {
     if (std::isnan(x) || x > y) y = std::isnan(y) ? y : x;
   }
-  // max_ps(x, y) is (x > y ? x : y): it keeps a NaN y; a NaN x is put back by the blend.
-  TF_AVX512 __m512 vector(__m512 x, __m512 y) const {
-    const __m512 larger = _mm512_mask_max_ps(y, static_cast<__mmask16>(0xffff), x, y);
-    return _mm512_mask_mov_ps(larger, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
-  }
+  TF_AVX512 __m512 vector(__m512 x, __m512 y) const { return max_keeping_nan(x, y); }
   TF_AVX2 __m256 vector(__m256 x, __m256 y) const {
     return _mm256_blendv_ps(_mm256_max_ps(x, y), x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
   }

@@ -4,9 +4,18 @@
 // otherwise.
 #pragma once
 
+#include <immintrin.h>
+
 #include <cstdint>
 
 namespace tilefuse::runtime {
+
+// max(x, y), a NaN in either kept (the reference's MaxPool rule): max_ps(x, y) is (x > y ? x :
+// y), which keeps a NaN y; a NaN x is put back by the blend. For AVX-512 kernels.
+__attribute__((target("avx512f"))) inline __m512 max_keeping_nan(__m512 x, __m512 y) {
+  const __m512 larger = _mm512_mask_max_ps(y, static_cast<__mmask16>(0xffff), x, y);
+  return _mm512_mask_mov_ps(larger, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+}
 
 // The output columns [lo, hi) of a kernel tap whose input column, ox * stride + shift, lies in
 // [0, width): the rest of the row reads padding.

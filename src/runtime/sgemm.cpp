@@ -248,14 +248,6 @@ TileStore tile_store(const GemmProblem& pr, int64_t i, int64_t j, bool first, bo
   return store;
 }
 
-// The micro-kernel for C rows i .. i + m x columns j .. j + n of a problem whose A is read in
-// place (a_in_place: f32), A's row panel `a`. Tiles from a packed A run a row or a column at a
-// time instead (microkernel_row, microkernel_column).
-void multiply_a_in_place(const GemmProblem& pr, int64_t kc, const Panels& a, const float* panel, const float* b,
-                         int64_t i, int64_t j, int m, int n, const TileStore& store, Prefetch prefetch) {
-  microkernel_a_in_place(kc, panel, a.ld, b, pr.c + i * pr.ldc + j, pr.ldc, m, n, store, prefetch);
-}
-
 // A prefetch of a whole A micro-panel of `steps` steps.
 Prefetch whole_a_panel(const float* panel, int64_t steps) {
   return {reinterpret_cast<const char*>(panel), ceil_div(steps * kMR * static_cast<int64_t>(sizeof(float)), 64)};
@@ -268,13 +260,13 @@ void run_column_panel(const GemmProblem& pr, const Panels& a, int64_t row0, int6
                       bool last, const float* b, int64_t j, int n, const float* next) {
   const int64_t a_panels = ceil_div(rows, kMR), steps = panel_steps(pr, kc);
   const TileColumn column{a[0], a.stride, next, 2 * steps, in_bf16(pr)};  // a B micro-panel is 2 lines per step
-  if (a.ld == 0) {
-    return microkernel_column(kc, column, b, pr.c + row0 * pr.ldc + j, pr.ldc, rows, n, tile_store(pr, row0, j, first, last));
-  }
-  for (int64_t ip = 0; ip < a_panels; ++ip) {
-    const int64_t i = row0 + ip * kMR;
-    const int m = static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i));
-    multiply_a_in_place(pr, kc, a, a[ip], b, i, j, m, n, tile_store(pr, i, j, first, last), column_share(column, ip, a_panels));
+  float* c = pr.c + row0 * pr.ldc + j;
+  TileStore tile = tile_store(pr, row0, j, first, last);
+  if (a.ld == 0) return microkernel_column(kc, column, b, c, pr.ldc, rows, n, tile);
+  // A read in place (f32): tile by tile.
+  for (int64_t ip = 0; ip < a_panels; ++ip, next_in_column(tile, pr.ldc)) {
+    const int m = static_cast<int>(std::min<int64_t>(kMR, rows - ip * kMR));
+    microkernel_a_in_place(kc, a[ip], a.ld, b, c + ip * kMR * pr.ldc, pr.ldc, m, n, tile, column_share(column, ip, a_panels));
   }
 }
 
@@ -285,33 +277,24 @@ void run_column_panel(const GemmProblem& pr, const Panels& a, int64_t row0, int6
 // along a row panel brings the next A micro-panel into L2.
 void walk_rows(const GemmProblem& pr, const Panels& a, int64_t row0, int64_t rows, int64_t kc, int64_t k0,
                const Panels& b, int64_t part0, int64_t cols, bool fetch_next_a) {
-  const int64_t a_panels = ceil_div(rows, kMR), b_panels = ceil_div(cols, kNR);
+  const int64_t a_panels = ceil_div(rows, kMR);
   auto rows_at = [&](int64_t i) { return static_cast<int>(std::min<int64_t>(kMR, row0 + rows - i)); };
-  // A row of tiles from a packed A is one call; an A read in place (whose B is packed) goes tile
-  // by tile.
-  const bool one_call = a.ld == 0;
   for (int64_t ip = 0; ip < a_panels; ++ip) {
     const int64_t i = row0 + ip * kMR;
     const int m = rows_at(i);
-    if (one_call) {
-      TileRow row{b[0], b.stride, b.ld > 0 ? b.ld : kNR, b.ld > 0, in_bf16(pr)};
-      if (ip + 1 < a_panels) row.after = pr.c + (i + kMR) * pr.ldc + part0, row.after_rows = rows_at(i + kMR);
-      const Prefetch first = fetch_next_a && ip + 1 < a_panels ? whole_a_panel(a[ip + 1], panel_steps(pr, kc)) : Prefetch{};
-      microkernel_row(kc, a[ip], row, pr.c + i * pr.ldc + part0, pr.ldc, m, cols,
-                      tile_store(pr, i, part0, k0 == 0, k0 + kc == pr.k), first);
+    TileRow row{b[0], b.stride, b.ld > 0 ? b.ld : kNR, b.ld > 0, in_bf16(pr)};
+    if (ip + 1 < a_panels) row.after = pr.c + (i + kMR) * pr.ldc + part0, row.after_rows = rows_at(i + kMR);
+    const Prefetch first = fetch_next_a && ip + 1 < a_panels ? whole_a_panel(a[ip + 1], panel_steps(pr, kc)) : Prefetch{};
+    float* c = pr.c + i * pr.ldc + part0;
+    TileStore tile = tile_store(pr, i, part0, k0 == 0, k0 + kc == pr.k);
+    if (a.ld == 0) {  // a packed A: the row of tiles in one call
+      microkernel_row(kc, a[ip], row, c, pr.ldc, m, cols, tile, first);
       continue;
     }
-    for (int64_t jp = 0; jp < b_panels; ++jp) {
-      const int64_t j = part0 + jp * kNR;
-      const int n = static_cast<int>(std::min<int64_t>(kNR, part0 + cols - j));
-      Prefetch prefetch;
-      if (jp == 0 && fetch_next_a && ip + 1 < a_panels) prefetch = whole_a_panel(a[ip + 1], panel_steps(pr, kc));
-      if (jp + 1 < b_panels) {
-        prefetch.next_c = pr.c + i * pr.ldc + j + kNR, prefetch.next_c_rows = m;
-      } else if (ip + 1 < a_panels) {
-        prefetch.next_c = pr.c + (i + kMR) * pr.ldc + part0, prefetch.next_c_rows = rows_at(i + kMR);
-      }
-      multiply_a_in_place(pr, kc, a, a[ip], b[jp], i, j, m, n, tile_store(pr, i, j, k0 == 0, k0 + kc == pr.k), prefetch);
+    // A read in place (f32, its B packed): tile by tile.
+    for (int64_t j = 0; j < cols; j += kNR, next_in_row(tile)) {
+      microkernel_a_in_place(kc, a[ip], a.ld, b[j / kNR], c + j, pr.ldc, m, static_cast<int>(std::min<int64_t>(kNR, cols - j)),
+                             tile, row_prefetch(row, c, m, j, cols, first));
     }
   }
 }

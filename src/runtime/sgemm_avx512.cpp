@@ -219,30 +219,6 @@ TF_AVX512_BF16 inline __attribute__((always_inline)) void microkernel_tile_bf16_
   store_tile<R, V>(acc, c, ldc, rows, cols, store);
 }
 
-// A row of tiles' bookkeeping (plain code, used by the f32 and the bf16 walks, which differ in
-// their target): tile `j`'s prefetch (the first's is `first`; each fetches the C tile after it,
-// the last the next row's), and the next tile's store (its column bias and residual kNR
-// columns further).
-inline Prefetch row_prefetch(const TileRow& row, float* c, int rows, int64_t j, int64_t cols, const Prefetch& first) {
-  Prefetch prefetch = j == 0 ? first : Prefetch{};
-  if (j + kNR < cols) {
-    prefetch.next_c = c + j + kNR, prefetch.next_c_rows = rows;
-  } else {
-    prefetch.next_c = row.after, prefetch.next_c_rows = row.after_rows;
-  }
-  return prefetch;
-}
-inline void next_in_row(TileStore& store) {
-  if (store.col_bias != nullptr) store.col_bias += kNR;
-  if (store.residual != nullptr) store.residual += kNR;
-}
-
-// A column's: the next tile's store (its row bias and residual kMR rows further).
-inline void next_in_column(TileStore& store, int64_t ldc) {
-  if (store.row_bias != nullptr) store.row_bias += kMR;
-  if (store.residual != nullptr) store.residual += kMR * ldc;
-}
-
 // The tiles of microkernel_row with R rows, each inlined.
 template <int R, bool InPlaceB>
 TF_AVX512 void row_of_tiles(int64_t kc, const float* a, const TileRow& row, float* c, int64_t ldc, int rows,

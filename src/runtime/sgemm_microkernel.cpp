@@ -33,11 +33,9 @@ void microkernel_row(int64_t kc, const float* a, const TileRow& row, float* c, i
   if (row.b_in_place) fail_internal("the in-place micro-kernel called without AVX-512");
   // AVX2: tile by tile (its micro-kernel fetches no C).
   TileStore tile = store;
-  for (int64_t j = 0; j < cols; j += kNR) {
+  for (int64_t j = 0; j < cols; j += kNR, next_in_row(tile)) {
     microkernel(kc, a, row.b + j / kNR * row.panel_stride, c + j, ldc, rows, static_cast<int>(std::min<int64_t>(kNR, cols - j)),
-                tile, j == 0 ? first : Prefetch{});
-    if (tile.col_bias != nullptr) tile.col_bias += kNR;
-    if (tile.residual != nullptr) tile.residual += kNR;
+                tile, row_prefetch(row, c, rows, j, cols, first));
   }
 }
 
@@ -51,11 +49,9 @@ void microkernel_column(int64_t kc, const TileColumn& column, const float* b, fl
   // AVX2: tile by tile.
   TileStore tile = store;
   const int64_t tiles = (rows + kMR - 1) / kMR;
-  for (int64_t p = 0; p < tiles; ++p) {
+  for (int64_t p = 0; p < tiles; ++p, next_in_column(tile, ldc)) {
     microkernel(kc, column.a + p * column.panel_stride, b, c + p * kMR * ldc, ldc,
                 static_cast<int>(std::min<int64_t>(kMR, rows - p * kMR)), cols, tile, column_share(column, p, tiles));
-    if (tile.row_bias != nullptr) tile.row_bias += kMR;
-    if (tile.residual != nullptr) tile.residual += kMR * ldc;
   }
 }
 

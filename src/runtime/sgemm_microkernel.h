@@ -97,12 +97,33 @@ struct TileColumn {
 void microkernel_column(int64_t kc, const TileColumn& column, const float* b, float* c, int64_t ldc, int64_t rows,
                         int cols, const TileStore& store);
 
-// The share of TileColumn::next_b that tile `p` of a column of `tiles` fetches.
+// The bookkeeping of a row or column walk, shared by every ISA's: tile `j` of a row's prefetch
+// (the first's is `first`; each fetches the C tile after it, the last the next row's, as
+// TileRow::after says) and the next tile's store (its column bias and residual kNR columns
+// further); the share of TileColumn::next_b that tile `p` of a column of `tiles` fetches, and
+// the next tile's store down a column (its row bias and residual kMR rows further).
+inline Prefetch row_prefetch(const TileRow& row, float* c, int rows, int64_t j, int64_t cols, const Prefetch& first) {
+  Prefetch prefetch = j == 0 ? first : Prefetch{};
+  if (j + kNR < cols) {
+    prefetch.next_c = c + j + kNR, prefetch.next_c_rows = rows;
+  } else {
+    prefetch.next_c = row.after, prefetch.next_c_rows = row.after_rows;
+  }
+  return prefetch;
+}
+inline void next_in_row(TileStore& store) {
+  if (store.col_bias != nullptr) store.col_bias += kNR;
+  if (store.residual != nullptr) store.residual += kNR;
+}
 inline Prefetch column_share(const TileColumn& column, int64_t p, int64_t tiles) {
   if (column.next_b == nullptr) return {};
   const int64_t share = (column.lines + tiles - 1) / tiles;
   return {reinterpret_cast<const char*>(column.next_b) + 64 * p * share,
           std::max<int64_t>(0, std::min(share, column.lines - p * share))};
+}
+inline void next_in_column(TileStore& store, int64_t ldc) {
+  if (store.row_bias != nullptr) store.row_bias += kMR;
+  if (store.residual != nullptr) store.residual += kMR * ldc;
 }
 
 // The same tile with A read in place: row r at a + r * lda, its depth steps contiguous (a
