@@ -11,6 +11,7 @@
 #include "codegen/pointwise_expr.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
+#include "tiling/kernel_profile.h"
 
 namespace tilefuse::codegen {
 
@@ -716,7 +717,7 @@ class KernelEmitter {
 
   std::string row_divisor(const Node& n) { return var(n.outputs[0]) + "_divisor"; }
 
-  // The f32 output pass p stores whole rows of (through tf::store_output, which streams the
+  // The float output pass p stores whole rows of (through tf::store_output, which streams the
   // vectors it can), where p sums nothing: a pass that does may not reorder its lanes.
   const Value* streamed_output(int p) const {
     const Value* streamed = nullptr;
@@ -724,7 +725,7 @@ class KernelEmitter {
       if (!s_.in_pass(*n, p)) continue;
       if (is_reduction(*n)) return nullptr;
       const Value* out = n->outputs[0];
-      if (streamed == nullptr && is_output(out) && out->dtype == DType::f32 && stored_through_store_output(out)) {
+      if (streamed == nullptr && is_output(out) && tiling::has_streamed_stores(out->dtype) && stored_through_store_output(out)) {
         streamed = out;
       }
     }

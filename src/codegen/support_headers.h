@@ -16,6 +16,6 @@ struct SupportHeader {
 const std::vector<SupportHeader>& support_headers();
 
 // Bumped when the emitters change the code they generate for the same kernel.
-inline constexpr int kCodegenVersion = 4;
+inline constexpr int kCodegenVersion = 5;
 
 }  // namespace tilefuse::codegen

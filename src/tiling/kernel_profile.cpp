@@ -79,7 +79,7 @@ KernelProfile profile_kernel(const fusion::FusedKernel& kernel, const SymbolBind
   for (const Value* out : kernel.outputs) {
     int64_t bytes = value_bytes(out, bindings);
     p.write_bytes += bytes;
-    if (out->dtype == DType::f32 && bytes == domain_elements * 4) p.streamable_write_bytes += bytes;
+    if (has_streamed_stores(out->dtype) && bytes == domain_elements * static_cast<int64_t>(dtype_size(out->dtype))) p.streamable_write_bytes += bytes;
   }
   // A kernel over native types (integer or f64 values) is a plain scalar loop: it has neither
   // non-temporal stores nor software prefetch, so candidates differing in them would be equal.
@@ -110,6 +110,8 @@ SymbolBindings symbol_hints(const fusion::FusedKernel& kernel, int64_t hint) {
   }
   return b;
 }
+
+bool has_streamed_stores(DType dtype) { return dtype == DType::f32 || dtype == DType::f16 || dtype == DType::bf16; }
 
 bool is_static(const fusion::FusedKernel& kernel) { return symbol_hints(kernel, 1).empty(); }
 

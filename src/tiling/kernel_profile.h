@@ -21,7 +21,7 @@ struct KernelProfile {
   int64_t streamed_read_bytes = 0;  // inputs that differ per row: read from memory once
   int64_t resident_read_bytes = 0;  // broadcast inputs (gamma, a bias row): read from cache
   int64_t write_bytes = 0;          // outputs
-  int64_t streamable_write_bytes = 0;  // full-size f32 outputs (what non-temporal stores apply to)
+  int64_t streamable_write_bytes = 0;  // full-size f32/f16/bf16 outputs (what non-temporal stores apply to)
   int64_t scratch_row_bytes = 0;    // per-worker scratch (row kernels carrying values between passes)
   double cycles_per_element = 0;    // vector arithmetic per domain element, in cycles per lane
   bool has_streamed_contiguous_input = false;  // something software prefetch can help
@@ -33,6 +33,10 @@ struct KernelProfile {
   }
   std::string describe() const;
 };
+
+// Whether a kernel's vector stores of an output of this type can be non-temporal: the float
+// types kernels compute in vectors (f16 and bf16 are narrowed in registers, tilefuse_half.h).
+bool has_streamed_stores(DType dtype);
 
 // `bindings` fixes every symbol of the kernel's shapes (empty for a static kernel).
 KernelProfile profile_kernel(const fusion::FusedKernel& kernel, const SymbolBindings& bindings = {});

@@ -21,6 +21,7 @@
 #endif
 
 #include "tilefuse/kernel_abi.h"
+#include "tilefuse_half.h"
 #include "tilefuse_vector_math.h"
 
 namespace tf {
@@ -34,44 +35,11 @@ static_assert(kPackVectors % 2 == 0, "ExtremumAcc checks a pack's vectors for Na
 using VP = PackF<kPackVectors>;
 using MP = PackM<kPackVectors>;
 
-// 16-bit float storage types; arithmetic never happens on them directly.
-struct f16 { uint16_t bits; };
-struct bf16 { uint16_t bits; };
-
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline int64_t floordiv(int64_t a, int64_t b) { int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
 inline int64_t mod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
 
-// ---- scalar conversions (round to nearest even) ----
-inline float to_f32(float x) { return x; }
-inline float to_f32(bf16 x) { uint32_t u = uint32_t(x.bits) << 16; float f; std::memcpy(&f, &u, 4); return f; }
-inline float to_f32(f16 h) {
-  uint32_t sign = uint32_t(h.bits & 0x8000u) << 16, exp = (h.bits >> 10) & 0x1fu, mant = h.bits & 0x3ffu, u;
-  if (exp == 0) {
-    float f = std::ldexp(float(mant), -24);  // zero or subnormal
-    return sign ? -f : f;
-  }
-  u = exp == 31 ? (sign | 0x7f800000u | mant << 13) : (sign | (exp + 112) << 23 | mant << 13);
-  float f; std::memcpy(&f, &u, 4); return f;
-}
 inline float to_f32(bool b) { return b ? 1.0f : 0.0f; }
-inline void from_f32(float v, float* p) { *p = v; }
-inline void from_f32(float v, bf16* p) {
-  uint32_t u; std::memcpy(&u, &v, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) { p->bits = uint16_t((u >> 16) | 0x40); return; }
-  u += 0x7fffu + ((u >> 16) & 1u);
-  p->bits = uint16_t(u >> 16);
-}
-inline void from_f32(float v, f16* p) {
-  uint32_t u; std::memcpy(&u, &v, 4);
-  uint16_t sign = uint16_t((u >> 16) & 0x8000u);
-  uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) { p->bits = sign | 0x7e00u; return; }
-  if (a >= 0x477ff000u) { p->bits = sign | 0x7c00u; return; }
-  if (a < 0x38800000u) { float f; std::memcpy(&f, &a, 4); p->bits = sign | uint16_t(std::nearbyint(f * 16777216.0f)); return; }
-  uint32_t r = a + 0xfffu + ((a >> 13) & 1u);
-  p->bits = sign | uint16_t(((r >> 13) - (112u << 10)) & 0xffffu);
-}
 
 // ---- loads: contiguous, broadcast (one element for every lane) and strided ----
 template <typename V, typename T> inline V load(const T* p) {
@@ -83,6 +51,8 @@ template <typename V, typename T> inline V load(const T* p) {
     return to_f32(*p);
   } else if constexpr (std::is_same_v<T, float>) {
     return VF::load_unaligned(p);
+  } else if constexpr (kHalfInLanes<T>) {
+    return half_lanes::load(p);
   } else {
     alignas(64) float tmp[kLanes];
     for (int64_t i = 0; i < kLanes; ++i) tmp[i] = to_f32(p[i]);
@@ -233,6 +203,8 @@ template <typename T> inline void store(T* p, float v) { from_f32(v, p); }
 template <typename T> inline void store(T* p, VF v) {
   if constexpr (std::is_same_v<T, float>) {
     v.store_unaligned(p);
+  } else if constexpr (kHalfInLanes<T>) {
+    half_lanes::store<false>(p, v);
   } else {
     alignas(64) float tmp[kLanes];
     v.store_aligned(tmp);
@@ -248,8 +220,8 @@ inline void store(bool* p, MF m) {
 }
 // Output stores that bypass the caches (non-temporal), for outputs too large to be read again
 // from cache: an ordinary store first reads the line it writes (write-allocate), a third more
-// traffic for a read-once, write-once kernel. Only whole aligned f32 vectors stream; anything
-// else takes the ordinary store. A kernel that streamed calls stream_fence() before it returns,
+// traffic for a read-once, write-once kernel. Only whole aligned vectors (f32, or f16/bf16 as
+// tilefuse_half.h stores them) stream; anything else takes the ordinary store. A kernel that streamed calls stream_fence() before it returns,
 // because non-temporal stores are not ordered by the thread team's release/acquire hand-off.
 inline bool stream_aligned(const void* p) { return (reinterpret_cast<uintptr_t>(p) & (sizeof(VF) - 1)) == 0; }
 // A template so that only the branch of the host's vector width is compiled.
@@ -282,6 +254,8 @@ template <bool kStream, typename T, typename V> inline void store_output(T* p, c
   } else {
     if constexpr (kStream && std::is_same_v<T, float> && std::is_same_v<V, VF>) {
       if (stream_aligned(p)) return stream_store(p, v);
+    } else if constexpr (kStream && std::is_same_v<V, VF> && kHalfInLanes<T>) {
+      return half_lanes::store<true>(p, v);  // streams where aligned
     }
     tf::store(p, v);
   }
@@ -417,6 +391,8 @@ template <typename T, typename V> inline V round_to(V v) {
     return each([](VF x) { return round_to<T>(x); }, v);
   } else if constexpr (std::is_same_v<V, float>) {
     T t; from_f32(v, &t); return to_f32(t);
+  } else if constexpr (kHalfInLanes<T>) {
+    return half_lanes::round_trip(T{}, v);
   } else {
     alignas(64) float tmp[kLanes];
     v.store_aligned(tmp);
@@ -563,10 +539,11 @@ template <typename Body> inline void for_lanes_packed(int64_t n, Body&& body) {
   for_lanes(n - i, [&](auto lane_tag, int64_t lane) { body(lane_tag, i + lane); });
 }
 
-// Lanes from p to the next vector boundary (none where p is on one, or not on a float's).
-inline int64_t lanes_to_alignment(const float* p) {
-  const auto misalignment = reinterpret_cast<uintptr_t>(p) & (sizeof(VF) - 1);
-  return misalignment % sizeof(float) != 0 || misalignment == 0 ? 0 : (sizeof(VF) - misalignment) / sizeof(float);
+// Lanes from p to the next vector boundary (none where p is on one, or not on an element's).
+template <typename T> inline int64_t lanes_to_alignment(const T* p) {
+  constexpr uintptr_t kVectorBytes = kLanes * sizeof(T);  // a vector's lanes stored as T
+  const auto misalignment = reinterpret_cast<uintptr_t>(p) & (kVectorBytes - 1);
+  return misalignment % sizeof(T) != 0 || misalignment == 0 ? 0 : (kVectorBytes - misalignment) / sizeof(T);
 }
 // for_lanes_packed with its first `head` lanes one at a time: a pass that stores rows starting
 // `head` lanes before a vector boundary then stores every pack on one, so tf::store_output
