@@ -1,4 +1,6 @@
-// IEEE half and bfloat16 conversions, bit-exact with round-to-nearest-even.
+// IEEE half and bfloat16 conversions, bit-exact with round-to-nearest-even. NaNs come out quiet
+// with the top bits of their payload, as x86's conversion instructions give them, so that the
+// runtime's and the kernels' vector conversions agree with these bit for bit.
 #pragma once
 
 #include <bit>
@@ -31,7 +33,7 @@ inline float f16_to_f32(uint16_t h) {
     mant &= 0x3ffu;
     return std::bit_cast<float>(sign | uint32_t(127 - 15 - shift + 1) << 23 | mant << 13);
   }
-  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | mant << 13);
+  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | mant << 13 | (mant != 0 ? 0x00400000u : 0u));  // NaN made quiet
   return std::bit_cast<float>(sign | (exp + 127 - 15) << 23 | mant << 13);
 }
 
@@ -39,7 +41,7 @@ inline uint16_t f32_to_f16(float value) {
   uint32_t u = std::bit_cast<uint32_t>(value);
   uint16_t sign = uint16_t((u >> 16) & 0x8000u);
   uint32_t abs = u & 0x7fffffffu;
-  if (abs > 0x7f800000u) return sign | 0x7e00u;   // NaN
+  if (abs > 0x7f800000u) return sign | 0x7e00u | uint16_t((abs >> 13) & 0x3ffu);  // quiet NaN, payload's top bits
   if (abs >= 0x477ff000u) return sign | 0x7c00u;  // overflow to inf (incl. rounding)
   if (abs < 0x38800000u) {  // below the smallest normal half: subnormal or zero
     // One half-subnormal ulp is 2^-24; scaling by 2^24 makes it 1, and nearbyint rounds to

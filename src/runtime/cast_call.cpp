@@ -1,6 +1,7 @@
 #include "runtime/cast_call.h"
 
 #include "ir/error.h"
+#include "runtime/float_conversion.h"
 
 namespace tilefuse::runtime {
 
@@ -31,8 +32,14 @@ class CastCall : public LibraryCall {
 
 void cast_on_team(ThreadTeam& team, const Tensor& from, Tensor& to) {
   const int64_t units = (from.numel() + kElementsPerUnit - 1) / kElementsPerUnit;
+  const bool floats = converts_floats(from.dtype(), to.dtype());
   team.run(units, [&](int, int64_t first, int64_t end) {
-    from.cast_into(to, first * kElementsPerUnit, std::min(from.numel(), end * kElementsPerUnit));
+    const int64_t begin = first * kElementsPerUnit, stop = std::min(from.numel(), end * kElementsPerUnit);
+    if (floats) {
+      convert_floats(from.raw(), from.dtype(), to.raw(), to.dtype(), begin, stop);
+    } else {
+      from.cast_into(to, begin, stop);
+    }
   });
 }
 
