@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """Writes LARGE variants of the bundled memory-bound models for `tilefuse bench` into OUT_DIR.
 
-Usage: make_bench_models.py OUT_DIR [--mib N] [--dynamic]
+Usage: make_bench_models.py OUT_DIR [--mib N] [--dynamic] [--dtype f16|bf16 ...]
 
 Every model's main input and output are N MiB of float32 each (default 128), so a run touches
-at least 2 N MiB, far more than the caches hold. Only the .onnx files are written: bench fills
+at least 2 N MiB, far more than the caches hold (--dtype: the same shapes in f16 or bf16, half
+the bytes). Only the .onnx files are written: bench fills
 the inputs with seeded random data. --dynamic also writes NAME_dynamic.onnx, the same graph with
 its leading dim a symbol ("batch", as a dynamic-batch export has it), and inputs/NAME/*.npy of
 the static sizes to run both with (`bench --input`), for the jit path's shape buckets. The graphs are the ones of scripts/make_example_models.py
@@ -17,6 +18,7 @@ import sys
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 from onnx import TensorProto
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -136,6 +138,47 @@ def with_symbolic_batch(model):
     return dynamic
 
 
+HALF_TYPES = {"f16": TensorProto.FLOAT16, "bf16": TensorProto.BFLOAT16}
+
+
+def half_tensor(tensor, elem_type):
+    """A float32 TensorProto rounded to f16 or bf16 (to nearest even, as tilefuse rounds)."""
+    values = onnx.numpy_helper.to_array(tensor).astype(np.float32)
+    # A mask fill of float32's lowest would round to -inf: take the type's lowest finite value.
+    largest = 65504.0 if elem_type == TensorProto.FLOAT16 else 3.3895314e38
+    values = np.clip(values, -largest, largest)
+    if elem_type == TensorProto.FLOAT16:
+        raw = values.astype(np.float16).view(np.uint16)
+    else:
+        bits = values.view(np.uint32).astype(np.uint64)
+        raw = ((bits + np.uint64(0x7FFF) + ((bits >> np.uint64(16)) & np.uint64(1))) >> np.uint64(16)).astype(np.uint16)
+    return onnx.helper.make_tensor(tensor.name, elem_type, values.shape, raw.tobytes(), raw=True)
+
+
+def with_storage_type(model, name):
+    """The model with every float32 tensor (inputs, outputs, constants) stored as f16 or bf16, so
+    that its kernels move half the bytes. Opset 17: Where, Pow and others take bf16 from 16 on."""
+    elem_type = HALF_TYPES[name]
+    half = onnx.ModelProto()
+    half.CopyFrom(model)
+    graph = half.graph
+    for i, tensor in enumerate(graph.initializer):
+        if tensor.data_type == TensorProto.FLOAT:
+            graph.initializer[i].CopyFrom(half_tensor(tensor, elem_type))
+    for node in graph.node:
+        for attribute in node.attribute:
+            if node.op_type == "Constant" and attribute.name == "value" and attribute.t.data_type == TensorProto.FLOAT:
+                attribute.t.CopyFrom(half_tensor(attribute.t, elem_type))
+    for value in list(graph.input) + list(graph.output) + list(graph.value_info):
+        if value.type.tensor_type.elem_type == TensorProto.FLOAT:
+            value.type.tensor_type.elem_type = elem_type
+    for opset in half.opset_import:
+        if opset.domain in ("", "ai.onnx"):
+            opset.version = max(opset.version, 17)
+    half.graph.name += f"_{name}"
+    return half
+
+
 def write_inputs(model, directory, rng):
     """Seeded .npy files of the model's (static) inputs: normal floats, bools 90% true."""
     os.makedirs(directory, exist_ok=True)
@@ -156,6 +199,8 @@ def main():
     parser.add_argument("out_dir", help="directory to write (a build directory, not the source tree)")
     parser.add_argument("--mib", type=int, default=128, help="MiB of the main input (and output) tensor")
     parser.add_argument("--dynamic", action="store_true", help="also a symbolic-batch variant and .npy inputs")
+    parser.add_argument("--dtype", action="append", choices=sorted(HALF_TYPES), default=[],
+                        help="also NAME_<dtype>.onnx, every float tensor stored in that type (repeatable)")
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
     for index, build in enumerate(MODELS):
@@ -163,6 +208,10 @@ def main():
         path = os.path.join(args.out_dir, f"{build.__name__}.onnx")
         onnx.save(model, path)
         print(f"wrote {path}")
+        for dtype in args.dtype:
+            half_path = os.path.join(args.out_dir, f"{build.__name__}_{dtype}.onnx")
+            onnx.save(with_storage_type(model, dtype), half_path)
+            print(f"wrote {half_path}")
         if args.dynamic:
             dynamic_path = os.path.join(args.out_dir, f"{build.__name__}_dynamic.onnx")
             onnx.save(with_symbolic_batch(model), dynamic_path)

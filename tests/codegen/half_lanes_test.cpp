@@ -151,6 +151,7 @@ void expect_all(const Eval& eval, const std::string& target) {
   for (HalfType type : {tf_test::kF16, tf_test::kBf16}) {
     expect_widening(eval, type, target);
     expect_narrowing(eval, type, tf_test::kNarrow, 3, target);
+    expect_narrowing(eval, type, tf_test::kNarrowOutput, 1, target);
     expect_narrowing(eval, type, tf_test::kNarrowStreamed, 0, target);
     expect_narrowing(eval, type, tf_test::kNarrowStreamed, 5, target);
     expect_round_trip(eval, type, target);

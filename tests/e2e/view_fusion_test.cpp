@@ -4,7 +4,8 @@
 // Slice, Expand or Transpose of a kernel's input (or a chain of them) is a load through one composed
 // index map. Each graph runs fused against the reference interpreter, with a bound on its
 // kernels where the fusion must happen, and without one where it must not (shapes without a
-// common refinement, a view's input read elsewhere, a sliced value that leaves the kernel).
+// common refinement, a view's input read elsewhere, a sliced value that leaves the kernel). Split
+// and Tile become Slices and Expands before fusion, and so index maps too.
 #include <gtest/gtest.h>
 
 #include "e2e/fused_vs_reference.h"
@@ -126,6 +127,41 @@ std::vector<Case> cases() {
     Value* e = node(g, "Expand", {x, ints(g, "shape", {3, 5, 8})});
     return std::vector<Value*>{node(g, "Exp", {node(g, "Transpose", {e}, {{"perm", std::vector<int64_t>{2, 0, 1}}})})};
   }, 1));
+  // A Split's parts are Slices (passes/split_as_slices.h): both halves of a chunk read in one
+  // kernel, where the Split copied them first; an unequal split of the middle axis with an
+  // unused part and a part that is an output; a split of a symbolic axis is left a Split.
+  auto split = [](Graph& g, Value* x, int64_t axis, std::vector<int64_t> sizes) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < sizes.size(); ++i) names.push_back("part" + std::to_string(i) + "_" + std::to_string(g.num_nodes()));
+    return g.add_node("Split", "split" + std::to_string(g.num_nodes()), {x, ints(g, "sizes", sizes)}, names,
+                      {{"axis", axis}})->outputs;
+  };
+  out.push_back(on_input("split_halves_multiplied", filled({6, 40}, 23), [split](Graph& g, Value* x) {
+    const std::vector<Value*> parts = split(g, node(g, "Mul", {x, g.add_constant("two", Tensor::scalar_f32(2.0f))}), 1, {20, 20});
+    return std::vector<Value*>{node(g, "Mul", {parts[0], node(g, "Sigmoid", {parts[1]})})};
+  }, 2));
+  out.push_back(on_input("split_unequal_parts", filled({3, 10, 17}, 24), [split](Graph& g, Value* x) {
+    const std::vector<Value*> parts = split(g, x, 1, {3, 2, 5});
+    return std::vector<Value*>{node(g, "Exp", {parts[0]}), parts[2]};
+  }));
+  out.push_back({"split_of_a_symbolic_axis",
+                 [](Graph& g) {
+                   Value* x = g.add_input("x", DType::f32, {Dim::symbol("N"), Dim(4)});
+                   const std::vector<Value*> parts = g.add_node("Split", "split", {x}, {"p0", "p1"},
+                                                                {{"axis", int64_t{0}}, {"num_outputs", int64_t{2}}})->outputs;
+                   g.add_output(node(g, "Add", {parts[0], parts[1]}));
+                   return std::vector<std::map<std::string, Tensor>>{{{"x", filled({24, 4}, 25)}}, {{"x", filled({8, 4}, 26)}}};
+                 }});
+  // Tile as Expand (passes/tile_as_expand.h): repeats of the first axis, of the last (the
+  // vectorised one) and of both, each one kernel with what reads it; an Expand to its input's
+  // own shape is its input.
+  for (const auto& [name, repeats] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"tile_rows", {3, 1}}, {"tile_columns", {1, 4}}, {"tile_both", {2, 3}}}) {
+    out.push_back(on_input(name, filled({5, 24}, 27), [repeats](Graph& g, Value* x) {
+      Value* tiled = node(g, "Tile", {node(g, "Expand", {x, ints(g, "ones", {1, 1})}), ints(g, "repeats", repeats)});
+      return std::vector<Value*>{node(g, "Add", {tiled, g.add_constant("one", Tensor::scalar_f32(1.0f))})};
+    }, 1));
+  }
   // Symbolic batch, run at two sizes.
   out.push_back({"symbolic_slice",
                  [slice](Graph& g) {

@@ -146,6 +146,20 @@ template <bool kStream> inline void store(bf16* p, VF v) {
   store_high_halves<kStream>(bf16_rounded(v), &p->bits);
 }
 
+// Two vectors stored as bf16 at p (lo first): on AVX-512 with bf16 instructions, one
+// vcvtne2ps2bf16 rounds both into one 64-byte vector, where neither has a subnormal lane.
+template <bool kStream> inline void store_pair(bf16* p, VF lo, VF hi) {
+#if defined(__AVX512BF16__) && defined(__AVX512F__)
+  if ((_mm512_fpclass_ps_mask(lo, 0x20) | _mm512_fpclass_ps_mask(hi, 0x20)) == 0) {
+    const __m512i h = __m512i(_mm512_cvtne2ps_pbh(hi, lo));
+    if (kStream && (reinterpret_cast<uintptr_t>(p) & 63) == 0) return _mm512_stream_si512(reinterpret_cast<__m512i*>(p), h);
+    return _mm512_storeu_si512(p, h);
+  }
+#endif
+  store<kStream>(p, lo);
+  store<kStream>(p + VF::size, hi);
+}
+
 #if defined(__AVX512F__)
 inline VF load(const f16* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
 template <bool kStream> inline void store(f16* p, VF v) {

@@ -31,7 +31,7 @@ constexpr int64_t kLanes = static_cast<int64_t>(VF::size);
 // chain waits on its previous instruction (4-cycle FMA latency), few enough that a body's
 // values still fit the 32 vector registers. bench/README.md has the measurement.
 constexpr int kPackVectors = 4;
-static_assert(kPackVectors % 2 == 0, "ExtremumAcc checks a pack's vectors for NaN in pairs");
+static_assert(kPackVectors % 2 == 0, "ExtremumAcc checks a pack's vectors for NaN in pairs, bf16 outputs store them in pairs");
 using VP = PackF<kPackVectors>;
 using MP = PackM<kPackVectors>;
 
@@ -249,7 +249,9 @@ inline void stream_fence() {
 #endif
 }
 template <bool kStream, typename T, typename V> inline void store_output(T* p, const V& v) {
-  if constexpr (kIsPack<V>) {
+  if constexpr (kIsPack<V> && std::is_same_v<T, bf16>) {
+    unrolled<kPackVectors / 2>([&](auto k) { half_lanes::store_pair<kStream>(p + 2 * k * kLanes, v.v[2 * k], v.v[2 * k + 1]); });
+  } else if constexpr (kIsPack<V>) {
     unrolled<kPackVectors>([&](auto k) { store_output<kStream>(p + k * kLanes, v.v[k]); });
   } else {
     if constexpr (kStream && std::is_same_v<T, float> && std::is_same_v<V, VF>) {
