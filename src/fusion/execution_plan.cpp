@@ -1,5 +1,6 @@
 #include "fusion/execution_plan.h"
 
+#include "fusion/concat_in_place.h"
 #include "fusion/planner.h"
 #include "ir/graph_clone.h"
 #include "passes/batch_norm_folding.h"
@@ -41,6 +42,7 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
   PlannerOptions options;
   options.fuse = fuse;
   planned.plan = plan_fusion(planned.graph, passes::PatternRegistry::with_builtins(), options);
+  if (fuse) place_concats_in_place(planned.plan);
   return planned;
 }
 

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "fusion/concat_in_place.h"
 #include "fusion/execution_plan.h"
 #include "ir/checked_size.h"
 #include "ir/error.h"
@@ -93,7 +94,13 @@ struct StepRunner::Impl {
   KernelProvider& provider;
   const RunOptions options;
   RunCounters& counters;
-  std::map<const Value*, const Value*> alias_of;  // view outputs -> the value whose bytes they are
+  // Values whose bytes lie inside another's: a view's result (at offset 0 of its input) and the
+  // inputs of a Concat in place (fusion/concat_in_place.h: each at its place in the result).
+  struct Alias {
+    const Value* of;
+    size_t byte_offset;
+  };
+  std::map<const Value*, Alias> alias_of;
   // Runs check contexts out of `shapes` under pool_mutex. They run under a shared tuning_mutex,
   // or alone under an exclusive one while a kernel they launch is still to be tuned (tuning
   // replaces kernels' libraries) or a profile is recorded.
@@ -115,14 +122,35 @@ struct StepRunner::Impl {
       : graph(g), plan(p), kernel_steps(std::move(k)), library_calls(calls), shape_only(std::move(only)), team(t),
         provider(kp), options(o), counters(c), call_mutex(std::make_unique<std::mutex[]>(p.steps.size())) {
     for (const auto& step : plan.steps) {
-      if (step.kind == fusion::StepKind::View) alias_of[step.node->outputs[0]] = root(step.node->input(0));
+      if (step.kind != fusion::StepKind::View) continue;
+      const Node& n = *step.node;
+      if (fusion::is_concat_in_place(step)) {
+        const size_t element = dtype_size(n.outputs[0]->dtype);
+        for (size_t i = 0; i < n.inputs.size(); ++i) {
+          alias_of[n.inputs[i]] = {n.outputs[0], static_cast<size_t>(fusion::concat_input_offset(n, i)) * element};
+        }
+      } else {
+        alias_of[n.outputs[0]] = {n.input(0), 0};
+      }
     }
   }
 
-  const Value* root(const Value* v) const {
-    auto it = alias_of.find(v);
-    return it == alias_of.end() ? v : it->second;
+  // The value that owns `v`'s bytes (v itself unless it is an alias), and v's byte offset in them.
+  struct Place {
+    const Value* owner;
+    size_t byte_offset;
+  };
+  Place place_of(const Value* v) const {
+    size_t offset = 0;
+    for (auto it = alias_of.find(v); it != alias_of.end(); it = alias_of.find(v)) {
+      offset += it->second.byte_offset;
+      v = it->second.of;
+    }
+    return {v, offset};
   }
+  const Value* root(const Value* v) const { return place_of(v).owner; }
+  // Whether `v` has bytes this run (an unused optional output has none).
+  bool has_buffer(const Prepared& p, const Value* v) const { return p.bound.count(root(v)) != 0; }
 
   // ---- preparing buffers for a set of symbol values ----
 
@@ -293,8 +321,9 @@ struct StepRunner::Impl {
       if (step.kind == fusion::StepKind::View || shape_only[i]) continue;
       int s = static_cast<int>(i);
       for (const Value* out : step_outputs(step)) {
-        if (is_graph_io(out)) continue;
-        lifetimes[out] = {value_bytes(out, p.shapes.at(out)), s, s};
+        const Value* owner = root(out);  // a Concat in place's result lives from its first input's step
+        if (is_graph_io(owner)) continue;
+        lifetimes.try_emplace(owner, BufferRequest{value_bytes(owner, p.shapes.at(owner)), s, s});
       }
       for (const Value* in : step_inputs(step)) {
         auto it = lifetimes.find(root(in));
@@ -328,9 +357,10 @@ struct StepRunner::Impl {
   // ---- running ----
 
   void* data_of(const Prepared& p, const Value* v) const {
-    auto it = p.bound.find(root(v));
+    const Place place = place_of(v);
+    auto it = p.bound.find(place.owner);
     if (it == p.bound.end()) fail_internal("executor: no buffer for '{}'", v->name);
-    return it->second;
+    return static_cast<uint8_t*>(it->second) + place.byte_offset;
   }
 
   Tensor view_of(const Prepared& p, const Value* v) const {
@@ -464,7 +494,7 @@ struct StepRunner::Impl {
       }
     }
     for (size_t j = 0; j < node.outputs.size(); ++j) {
-      if (p.bound.count(node.outputs[j])) refresh_view(outs[j], node.outputs[j], p);  // else an unused output
+      if (has_buffer(p, node.outputs[j])) refresh_view(outs[j], node.outputs[j], p);  // else an unused output
     }
     std::unique_lock<std::mutex> lock;
     if (team.size() == 1) lock = std::unique_lock(call_mutex[i]);  // else the run holds team_mutex
@@ -488,7 +518,7 @@ struct StepRunner::Impl {
     }
     std::vector<Tensor> results = reference::evaluate_node(node, ins);
     for (size_t o = 0; o < node.outputs.size() && o < results.size(); ++o) {
-      if (!p.bound.count(node.outputs[o])) continue;  // an unused optional output
+      if (!has_buffer(p, node.outputs[o])) continue;  // an unused optional output
       if (results[o].shape() != p.shapes.at(node.outputs[o])) {
         fail_user("{}: output '{}' has shape {} at run time, but {} was planned", node.describe(),
                   node.outputs[o]->name, dims_to_string(results[o].shape()),
@@ -791,14 +821,15 @@ struct StepRunner::Impl {
   // whole (a caller's input or output: bind_run keeps outputs apart from inputs and each other).
   // Constants and shape-only values are never written during a run, so they order nothing.
   void add_bytes_of(const Value* v, const Prepared& p, std::vector<ByteRange>& ranges) const {
-    const Value* r = root(v);
+    const auto [r, within] = place_of(v);
     if (r->constant || p.shape_only_values.count(r) || !p.bound.count(r)) return;
+    const size_t bytes = value_bytes(v, p.shapes.at(v));  // a Concat's input: its own part of r
     auto offset = p.arena_offset.find(r);
     if (offset == p.arena_offset.end()) {
-      ranges.push_back({r, 0, 1});
+      ranges.push_back({r, within, within + std::max<size_t>(bytes, 1)});
       return;
     }
-    ranges.push_back({&p.arena, offset->second, offset->second + value_bytes(r, p.shapes.at(r))});
+    ranges.push_back({&p.arena, offset->second + within, offset->second + within + bytes});
   }
 };
 
