@@ -156,6 +156,31 @@ class GatedConcat(nn.Module):
         return nn.functional.pad(torch.sigmoid(g) * v, (1, 1, 1, 1))
 
 
+class ConcatRows(nn.Module):
+    """Two branches joined along the first axis (torch.cat on dim 0: a batch built from parts),
+    then an activation over the whole."""
+
+    def forward(self, a, b):
+        return torch.relu(torch.cat([torch.sigmoid(a), b * 2.0], dim=0)) + 1.0
+
+
+class RepeatRows(nn.Module):
+    """x.repeat: the rows repeated (an ONNX Tile), then shifted."""
+
+    def forward(self, x):
+        return x.repeat(2, 1) + 1.0
+
+
+class SplitProduct(nn.Module):
+    """A projection-sized activation split in halves along its last axis (torch.split), the halves
+    multiplied, as gated units do, plus a slice of a second input."""
+
+    def forward(self, a, b):
+        half = a.shape[1] // 2
+        x, y = torch.split(a * 2.0, half, dim=1)
+        return x * y + b[:, :half]
+
+
 class IndexSelect(nn.Module):
     """Rows picked by index (index_select: a Gather on axis 0), then scaled and shifted."""
 
@@ -298,6 +323,18 @@ def gated_concat(size, batch, channels, side):
                 {"a": f32(batch, channels, side, side), "b": f32(batch, channels, side, side)}, memory_bound=True)
 
 
+def concat_rows(size, rows, columns):
+    return Case("concat_rows", size, ConcatRows, {"a": f32(rows, columns), "b": f32(rows, columns)}, memory_bound=True)
+
+
+def repeat_rows(size, rows, columns):
+    return Case("repeat_rows", size, RepeatRows, {"x": f32(rows, columns)}, memory_bound=True)
+
+
+def split_product(size, rows, columns):
+    return Case("split_product", size, SplitProduct, {"a": f32(rows, columns), "b": f32(rows, columns)}, memory_bound=True)
+
+
 def index_select(size, rows, columns, picks):
     return Case("index_select", size, IndexSelect, {"x": f32(rows, columns), "rows": ((picks,), torch.int64)},
                 memory_bound=True)
@@ -333,6 +370,9 @@ def small_cases():
         dataclasses.replace(gather_along_axis("small", 256, 1024, 256), iters_factor=5),
         dataclasses.replace(gated_concat("small", 1, 16, 64), iters_factor=5),
         dataclasses.replace(index_select("small", 512, 1024, 256), iters_factor=5),
+        dataclasses.replace(concat_rows("small", 128, 1024), iters_factor=5),
+        dataclasses.replace(repeat_rows("small", 256, 1024), iters_factor=5),
+        dataclasses.replace(split_product("small", 256, 1024), iters_factor=5),
         dataclasses.replace(mlp_block("small", 1, 128, 256), iters_factor=5),
         dataclasses.replace(encoder_layer("small", 2, 128, 256, 4), iters_factor=5),
         latency_chain(),
@@ -355,6 +395,9 @@ def large_cases():
         gather_along_axis("large", 4096, 2048, 1024),
         gated_concat("large", 8, 64, 128),
         index_select("large", 8192, 2048, 4096),
+        concat_rows("large", 8192, 1024),
+        repeat_rows("large", 8192, 1024),
+        split_product("large", 16384, 1024),
         mlp_block("large", 4, 256, 768),
         encoder_layer("large", 4, 256, 512, 8),
     ]

@@ -16,6 +16,7 @@
 #include "passes/gemm_as_matmul.h"
 #include "passes/pattern_registry.h"
 #include "passes/reduction_splitting.h"
+#include "passes/rotate_half_as_reversal.h"
 #include "passes/split_as_slices.h"
 #include "passes/tile_as_expand.h"
 
@@ -36,6 +37,7 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
     passes::fold_pointwise_depthwise(planned.graph);  // after the epilogues: both keep theirs
     passes::split_as_slices(planned.graph);  // after the MatMul splits: a product's parts stay its columns
     passes::tile_as_expand(planned.graph);
+    passes::rotate_half_as_reversal(planned.graph);
   }
   passes::decompose_composites(planned.graph);
   if (fuse) passes::split_long_reductions(planned.graph);  // after decomposition: its reductions too

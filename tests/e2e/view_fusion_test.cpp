@@ -5,7 +5,8 @@
 // index map. Each graph runs fused against the reference interpreter, with a bound on its
 // kernels where the fusion must happen, and without one where it must not (shapes without a
 // common refinement, a view's input read elsewhere, a sliced value that leaves the kernel). Split
-// and Tile become Slices and Expands before fusion, and so index maps too.
+// and Tile become Slices and Expands before fusion, and rotate_half a reversed Slice: index maps
+// too.
 #include <gtest/gtest.h>
 
 #include "e2e/fused_vs_reference.h"
@@ -162,6 +163,30 @@ std::vector<Case> cases() {
       return std::vector<Value*>{node(g, "Add", {tiled, g.add_constant("one", Tensor::scalar_f32(1.0f))})};
     }, 1));
   }
+  // Rotary embeddings' rotate_half (passes/rotate_half_as_reversal.h): q * cos + rotate_half(q)
+  // * sin in one kernel, on a plain input, on heads moved forward by a Transpose (the halves are
+  // split before it), and with a symbolic batch.
+  auto rotary = [slice](Graph& g, Value* q, int64_t d) {
+    Value* rotated = g.add_node("Concat", "rotate_half",
+                                {node(g, "Neg", {slice(g, q, {d / 2}, {d}, {-1}, {1})}), slice(g, q, {0}, {d / 2}, {-1}, {1})},
+                                {"rotated"}, {{"axis", int64_t{-1}}})->outputs[0];
+    Value* cos = g.add_constant("cos", filled({d}, 28)), *sin = g.add_constant("sin", filled({d}, 29));
+    return node(g, "Add", {node(g, "Mul", {q, cos}), node(g, "Mul", {rotated, sin})});
+  };
+  out.push_back(on_input("rotary_rotate_half", filled({2, 6, 64}, 30), [rotary](Graph& g, Value* x) {
+    return std::vector<Value*>{rotary(g, x, 64)};
+  }, 1));
+  out.push_back(on_input("rotary_of_transposed_heads", filled({1, 10, 4, 32}, 31), [rotary](Graph& g, Value* x) {
+    Value* heads = node(g, "Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+    return std::vector<Value*>{rotary(g, heads, 32)};
+  }, 1));
+  out.push_back({"rotary_symbolic_batch",
+                 [rotary](Graph& g) {
+                   Value* x = g.add_input("x", DType::f32, {Dim::symbol("N"), Dim(5), Dim(16)});
+                   g.add_output(rotary(g, x, 16));
+                   return std::vector<std::map<std::string, Tensor>>{{{"x", filled({3, 5, 16}, 32)}}, {{"x", filled({1, 5, 16}, 33)}}};
+                 },
+                 1});
   // Symbolic batch, run at two sizes.
   out.push_back({"symbolic_slice",
                  [slice](Graph& g) {
