@@ -5,22 +5,16 @@
 // oracle.
 #include <algorithm>
 #include <bit>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <ostream>
 #include <random>
 #include <string>
 #include <vector>
 
-#include <dlfcn.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include "codegen/half_lanes_eval.h"
-#include "codegen/kernel_compiler.h"
+#include "codegen/probe_library.h"
 
 namespace {
 
@@ -28,39 +22,23 @@ using tf_test::HalfOp;
 using tf_test::HalfType;
 using Eval = std::function<void(int type, int op, const void* in, void* out, int64_t n)>;
 
-// half_lanes_eval.h compiled as generated kernels are, for `march`, and loaded; empty where the
-// compiler failed (its message is in the test's output).
+// half_lanes_eval.h compiled as generated kernels are, for `march` (a later -march overrides
+// the kernels' -march=native); its evaluator is empty where compiling or loading failed.
 class Probe {
  public:
-  explicit Probe(const std::string& march) {
-    std::string dir_pattern = (std::filesystem::temp_directory_path() / "tilefuse_half_lanes_XXXXXX").string();
-    if (::mkdtemp(dir_pattern.data()) == nullptr) return;
-    dir_ = dir_pattern;
-    const std::string source = dir_ + "/probe.cpp", library = dir_ + "/probe.so";
-    std::ofstream(source) << "#include \"codegen/half_lanes_eval.h\"\n"
-                             "extern \"C\" void tf_half_eval(int type, int op, const void* in, void* out, int64_t n) {"
-                             " tf_test::eval_half(type, op, in, out, n); }\n";
-    // A later -march overrides the kernels' -march=native.
-    const std::string command = tf_test::kernel_compiler_command("-fPIC -shared -march=" + march + " " + source + " -o " + library);
-    if (std::system(command.c_str()) != 0) return;
-    handle_ = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle_ != nullptr) fn_ = reinterpret_cast<Fn>(::dlsym(handle_, "tf_half_eval"));
-  }
-  ~Probe() {
-    if (handle_ != nullptr) ::dlclose(handle_);
-    std::error_code ignored;
-    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
-  }
+  explicit Probe(const std::string& march)
+      : library_("#include \"codegen/half_lanes_eval.h\"\n"
+                 "extern \"C\" void tf_half_eval(int type, int op, const void* in, void* out, int64_t n) {"
+                 " tf_test::eval_half(type, op, in, out, n); }\n",
+                 "-march=" + march) {}
   Eval eval() const {
-    if (fn_ == nullptr) return nullptr;
-    return [fn = fn_](int type, int op, const void* in, void* out, int64_t n) { fn(type, op, in, out, n); };
+    auto* fn = library_.symbol<void (*)(int, int, const void*, void*, int64_t)>("tf_half_eval");
+    if (fn == nullptr) return nullptr;
+    return [fn](int type, int op, const void* in, void* out, int64_t n) { fn(type, op, in, out, n); };
   }
 
  private:
-  using Fn = void (*)(int, int, const void*, void*, int64_t);
-  std::string dir_;
-  void* handle_ = nullptr;
-  Fn fn_ = nullptr;
+  tf_test::ProbeLibrary library_;
 };
 
 // Every 16-bit pattern.

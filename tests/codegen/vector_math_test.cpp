@@ -5,14 +5,8 @@
 // functions define. Each check runs twice: on the test binary's own ISA (baseline x86-64: SSE2,
 // no FMA), and on the host's ISA through a probe library compiled with the kernels' flags
 // (-march=native: AVX-512 with FMA and rcp14 here), which is what generated kernels execute.
-#include <dlfcn.h>
-#include <stdlib.h>
-
 #include <bit>
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <string>
@@ -20,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "codegen/kernel_compiler.h"
+#include "codegen/probe_library.h"
 #include "codegen/vector_math_eval.h"
 
 namespace {
@@ -141,39 +135,22 @@ void expect_special_values(const Evaluator& eval, const std::string& isa) {
 
 Evaluator own_isa() { return tf_test::eval_math; }
 
-// The probe: vector_math_eval.h compiled as generated kernels are (kernel_compiler.h), loaded
-// with dlopen; its evaluator is empty if that failed (the
-// compiler's message is in the test's output).
+// The probe: vector_math_eval.h compiled as generated kernels are; its evaluator is empty if
+// compiling or loading it failed.
 class HostProbe {
  public:
-  HostProbe() {
-    std::string dir_pattern = (std::filesystem::temp_directory_path() / "tilefuse_vector_math_XXXXXX").string();
-    if (::mkdtemp(dir_pattern.data()) == nullptr) return;
-    dir_ = dir_pattern;
-    const std::string source = dir_ + "/probe.cpp", library = dir_ + "/probe.so";
-    std::ofstream(source) << "#include \"codegen/vector_math_eval.h\"\n"
-                             "extern \"C\" void tf_vmath_eval(int fn, int path, const float* x, float* y,"
-                             " int64_t n) { tf_test::eval_math(fn, path, x, y, n); }\n";
-    const std::string command = tf_test::kernel_compiler_command("-fPIC -shared " + source + " -o " + library);
-    if (std::system(command.c_str()) != 0) return;
-    handle_ = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle_ != nullptr) eval_ = reinterpret_cast<EvalFn>(::dlsym(handle_, "tf_vmath_eval"));
-  }
-  ~HostProbe() {
-    if (handle_ != nullptr) ::dlclose(handle_);
-    std::error_code ignored;
-    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
-  }
+  HostProbe()
+      : library_("#include \"codegen/vector_math_eval.h\"\n"
+                 "extern \"C\" void tf_vmath_eval(int fn, int path, const float* x, float* y,"
+                 " int64_t n) { tf_test::eval_math(fn, path, x, y, n); }\n") {}
   Evaluator evaluator() const {
-    if (eval_ == nullptr) return nullptr;
-    return [fn = eval_](int f, int path, const float* x, float* y, int64_t n) { fn(f, path, x, y, n); };
+    auto* fn = library_.symbol<void (*)(int, int, const float*, float*, int64_t)>("tf_vmath_eval");
+    if (fn == nullptr) return nullptr;
+    return [fn](int f, int path, const float* x, float* y, int64_t n) { fn(f, path, x, y, n); };
   }
 
  private:
-  using EvalFn = void (*)(int, int, const float*, float*, int64_t);
-  std::string dir_;
-  void* handle_ = nullptr;
-  EvalFn eval_ = nullptr;
+  tf_test::ProbeLibrary library_;
 };
 
 const HostProbe& host_probe() {
