@@ -9,9 +9,9 @@
 //
 // Why vectors: converting lane by lane through memory made a bf16 bias+GELU over 64 MiB three
 // times slower than the same graph in f32, although it moves half the bytes. Widening is a zero
-// extension (bf16: and a shift; f16: F16C's vcvtph2ps), narrowing bf16 is integer rounding
-// (avx512_bf16's vcvtneps2bf16 flushes subnormals to zero, which the scalar rounding keeps), and
-// f16 is F16C's vcvtps2ph.
+// extension (bf16: and a shift; f16: F16C's vcvtph2ps). Narrowing bf16 is integer rounding, or
+// avx512_bf16's vcvtneps2bf16 where no lane is subnormal (it flushes those to zero, which the
+// scalar rounding keeps); f16 is F16C's vcvtps2ph.
 #pragma once
 
 #include <cmath>
@@ -153,6 +153,10 @@ template <bool kStream> inline void store_pair(bf16* p, VF lo, VF hi) {
   if ((_mm512_fpclass_ps_mask(lo, 0x20) | _mm512_fpclass_ps_mask(hi, 0x20)) == 0) {
     const __m512i h = __m512i(_mm512_cvtne2ps_pbh(hi, lo));
     if (kStream && (reinterpret_cast<uintptr_t>(p) & 63) == 0) return _mm512_stream_si512(reinterpret_cast<__m512i*>(p), h);
+    if (kStream && aligned(p)) {  // a row aligned to one vector's 32 bytes, not to a pair's 64
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(p), _mm512_castsi512_si256(h));
+      return _mm256_stream_si256(reinterpret_cast<__m256i*>(p + VF::size), _mm512_extracti64x4_epi64(h, 1));
+    }
     return _mm512_storeu_si512(p, h);
   }
 #endif

@@ -221,8 +221,9 @@ inline void store(bool* p, MF m) {
 // Output stores that bypass the caches (non-temporal), for outputs too large to be read again
 // from cache: an ordinary store first reads the line it writes (write-allocate), a third more
 // traffic for a read-once, write-once kernel. Only whole aligned vectors (f32, or f16/bf16 as
-// tilefuse_half.h stores them) stream; anything else takes the ordinary store. A kernel that streamed calls stream_fence() before it returns,
-// because non-temporal stores are not ordered by the thread team's release/acquire hand-off.
+// tilefuse_half.h stores them) stream; anything else takes the ordinary store. A kernel that
+// streamed calls stream_fence() before it returns, because non-temporal stores are not ordered
+// by the thread team's release/acquire hand-off.
 inline bool stream_aligned(const void* p) { return (reinterpret_cast<uintptr_t>(p) & (sizeof(VF) - 1)) == 0; }
 // A template so that only the branch of the host's vector width is compiled.
 template <typename V> inline void stream_store(float* p, V v) {

@@ -20,12 +20,12 @@ template <typename T> inline constexpr bool kIsIntegral = std::is_integral_v<T> 
 
 // The value a kernel computes with, from a loaded element: f16/bf16 widen to float.
 template <typename T> inline auto to_compute(T x) {
-  if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) return to_f32(x);
+  if constexpr (kIsHalf<T>) return to_f32(x);
   else return x;
 }
 // Stores a computed value as element type T (f16/bf16 round to nearest even).
 template <typename T, typename C> inline void store_value(T* p, C v) {
-  if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) from_f32(float(v), p);
+  if constexpr (kIsHalf<T>) from_f32(float(v), p);
   else *p = static_cast<T>(v);
 }
 
@@ -68,7 +68,7 @@ template <bool kPython> inline double float_mod(double a, double b) {
 template <typename To, typename From> inline auto convert(From x) {
   if constexpr (std::is_same_v<To, bool>) {
     return x != From(0);
-  } else if constexpr (std::is_same_v<To, f16> || std::is_same_v<To, bf16>) {
+  } else if constexpr (kIsHalf<To>) {
     To t; from_f32(float(double(x)), &t); return to_f32(t);
   } else if constexpr (std::is_floating_point_v<To>) {
     return static_cast<To>(static_cast<double>(x));
