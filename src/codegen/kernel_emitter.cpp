@@ -78,10 +78,22 @@ class KernelEmitter {
     emit_header();
     emit_abi_functions();
     emit_run_blocks();
-    return {k_.name, w_.take(), buffers_, symbols_};
+    std::vector<Dim> elements;
+    for (const Value* v : buffers_) elements.push_back(buffer_elements(v));
+    return {k_.name, w_.take(), buffers_, elements, symbols_};
   }
 
  private:
+  Dim buffer_elements(const Value* v) const {
+    const Dim own = num_elements(v->shape);
+    const fusion::TensorAccess& access = k_.space.access.at(v);
+    if (!is_output(v) || access.level != Level::Full) return own;
+    Dim last = access.offset;
+    for (size_t d = 0; d < access.strides.size(); ++d) last = last + (k_.space.domain[d] - Dim(1)) * access.strides[d];
+    const auto written = (last + Dim(1)).const_value(), held = own.const_value();
+    return written && held && *written > *held ? last + Dim(1) : own;
+  }
+
   // ---- types ----
 
   // The C++ type an expression of `n` computes in: its first non-bool operand's (a comparison,
@@ -144,7 +156,15 @@ class KernelEmitter {
                                                  : ""));
     }
     for (const Value* v : buffers_) {
-      w_.line(fmt::format("// buffers[{}] {} {}", buffer_index_.at(v), is_output(v) ? "out" : "in ", v->type_string()));
+      std::string inside;  // a part stored at a larger tensor's strides (a Concat's)
+      if (!(buffer_elements(v) == num_elements(v->shape))) {
+        const fusion::TensorAccess& access = k_.space.access.at(v);
+        std::vector<std::string> strides;
+        for (const Dim& d : access.strides) strides.push_back(d.to_string());
+        inside = fmt::format(", inside {} elements at strides [{}] from element {}", buffer_elements(v).to_string(),
+                             fmt::join(strides, ", "), access.offset.to_string());
+      }
+      w_.line(fmt::format("// buffers[{}] {} {}{}", buffer_index_.at(v), is_output(v) ? "out" : "in ", v->type_string(), inside));
     }
     if (!symbols_.empty()) {
       std::string syms;

@@ -17,6 +17,9 @@ struct KernelSource {
   std::string name;
   std::string code;
   std::vector<const Value*> buffers;  // the `buffers` argument: kernel inputs, then outputs
+  // Elements each buffer must hold: its value's, or for an output stored at a larger tensor's
+  // strides (a part of a Concat: fusion/concat_in_place.h) up to the last one the kernel writes.
+  std::vector<Dim> buffer_elements;
   std::vector<std::string> symbols;   // the `symbols` argument: values of these, in this order
 };
 

@@ -49,7 +49,7 @@ std::string standalone_bench_source(const std::string& key, const codegen::Kerne
     const Value* v = source.buffers[i];
     std::string type = codegen::cpp_storage_type(v->dtype);
     std::string fill = v->dtype == DType::f32 ? "0.5f" : "{}";
-    s += fmt::format("  std::vector<{}> b{}({}, {});  // {}\n", type, i, num_elements(v->shape).to_string(), fill,
+    s += fmt::format("  std::vector<{}> b{}({}, {});  // {}\n", type, i, source.buffer_elements[i].to_string(), fill,
                      v->type_string());
     pointers += fmt::format("{}b{}.data()", i ? ", " : "", i);
   }

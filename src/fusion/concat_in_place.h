@@ -1,9 +1,13 @@
-// Concatenations without a copy. A Concat whose inputs are contiguous blocks of its result
-// (every dim before its axis is 1: a channel concat at batch 1, torch.cat on dim 0) and are each
-// written by a generated kernel or a library call of the plan becomes a view: those steps write
-// their results straight into the Concat's, each at its offset (the runtime's step runner places
-// them there), and the copy is gone. `torch.cat([a.sigmoid(), b * 2]).relu() + 1` went from four
-// steps to three.
+// Concatenations without a copy: a Concat whose inputs are written where its result keeps them
+// becomes a view. Two ways:
+//   - blocks: where every dim before the axis is 1 (a channel concat at batch 1, torch.cat on
+//     dim 0), each input is a contiguous block of the result; each input written by a kernel or a
+//     library call then lives at its block (the step runner places it there), and its producer
+//     writes it as it always did. `torch.cat([a.sigmoid(), b * 2]).relu() + 1`: four steps -> 3.
+//   - strided parts: on an inner axis (torch.cat on the last dim), each input is written by a
+//     generated kernel that has no other reader for it; that kernel then stores its part straight
+//     into the result, at the result's strides from the part's offset (its output access). The
+//     input's bytes are the whole result's: it is never a tensor of its own.
 #pragma once
 
 #include <cstdint>
@@ -12,13 +16,17 @@
 
 namespace tilefuse::fusion {
 
-// Makes every such Concat step a view; returns how many.
-int place_concats_in_place(FusionPlan& plan);
+// Makes every such Concat step of `graph`'s plan a view; returns how many.
+int place_concats_in_place(FusionPlan& plan, const Graph& graph);
 
 // Whether `step` is a Concat made a view: its inputs live inside its result.
 bool is_concat_in_place(const PlanStep& step);
 
-// Elements from the start of a Concat's result to its input `input` (for a Concat in place).
+// For a Concat in place: whether its inputs are strided parts (else contiguous blocks).
+bool concat_parts_strided(const Node& concat);
+
+// For a Concat in place: elements from the start of its result to where input `input`'s bytes
+// begin: its block's start, or 0 for a strided part (its kernel's access holds the offset).
 int64_t concat_input_offset(const Node& concat, size_t input);
 
 }  // namespace tilefuse::fusion

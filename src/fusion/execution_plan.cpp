@@ -44,7 +44,7 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
   PlannerOptions options;
   options.fuse = fuse;
   planned.plan = plan_fusion(planned.graph, passes::PatternRegistry::with_builtins(), options);
-  if (fuse) place_concats_in_place(planned.plan);
+  if (fuse) place_concats_in_place(planned.plan, planned.graph);
   return planned;
 }
 

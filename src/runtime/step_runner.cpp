@@ -95,10 +95,12 @@ struct StepRunner::Impl {
   const RunOptions options;
   RunCounters& counters;
   // Values whose bytes lie inside another's: a view's result (at offset 0 of its input) and the
-  // inputs of a Concat in place (fusion/concat_in_place.h: each at its place in the result).
+  // inputs of a Concat in place (fusion/concat_in_place.h: a block at its place in the result,
+  // or a strided part that its kernel writes across the whole result).
   struct Alias {
     const Value* of;
     size_t byte_offset;
+    bool spans_owner = false;  // a strided part: its bytes are interleaved with the others'
   };
   std::map<const Value*, Alias> alias_of;
   // Runs check contexts out of `shapes` under pool_mutex. They run under a shared tuning_mutex,
@@ -126,8 +128,9 @@ struct StepRunner::Impl {
       const Node& n = *step.node;
       if (fusion::is_concat_in_place(step)) {
         const size_t element = dtype_size(n.outputs[0]->dtype);
+        const bool strided = fusion::concat_parts_strided(n);
         for (size_t i = 0; i < n.inputs.size(); ++i) {
-          alias_of[n.inputs[i]] = {n.outputs[0], static_cast<size_t>(fusion::concat_input_offset(n, i)) * element};
+          alias_of[n.inputs[i]] = {n.outputs[0], static_cast<size_t>(fusion::concat_input_offset(n, i)) * element, strided};
         }
       } else {
         alias_of[n.outputs[0]] = {n.input(0), 0};
@@ -139,14 +142,17 @@ struct StepRunner::Impl {
   struct Place {
     const Value* owner;
     size_t byte_offset;
+    bool spans_owner;  // a strided part somewhere on the way: v's bytes are the owner's whole range
   };
   Place place_of(const Value* v) const {
     size_t offset = 0;
+    bool spans = false;
     for (auto it = alias_of.find(v); it != alias_of.end(); it = alias_of.find(v)) {
       offset += it->second.byte_offset;
+      spans = spans || it->second.spans_owner;
       v = it->second.of;
     }
-    return {v, offset};
+    return {v, offset, spans};
   }
   const Value* root(const Value* v) const { return place_of(v).owner; }
   // Whether `v` has bytes this run (an unused optional output has none).
@@ -420,7 +426,11 @@ struct StepRunner::Impl {
   // The first launch of a kernel that still has TopN candidates measures them on this run's data.
   void tune_step(size_t i, Prepared& p) {
     std::vector<Tensor> views;
-    for (const Value* v : kernel_steps[i].buffers) views.push_back(view_of(p, v));
+    for (const Value* v : kernel_steps[i].buffers) {
+      // A strided part is written across its owner: candidates get (and copy) the owner whole.
+      const Place place = place_of(v);
+      views.push_back(place.spans_owner ? view_of(p, place.owner) : view_of(p, v));
+    }
     provider.tune(i, *p.kernels[i], views, p.kernel_symbols[i]);
   }
 
@@ -821,9 +831,10 @@ struct StepRunner::Impl {
   // whole (a caller's input or output: bind_run keeps outputs apart from inputs and each other).
   // Constants and shape-only values are never written during a run, so they order nothing.
   void add_bytes_of(const Value* v, const Prepared& p, std::vector<ByteRange>& ranges) const {
-    const auto [r, within] = place_of(v);
+    const auto [r, within, spans] = place_of(v);
     if (r->constant || p.shape_only_values.count(r) || !p.bound.count(r)) return;
-    const size_t bytes = value_bytes(v, p.shapes.at(v));  // a Concat's input: its own part of r
+    // A Concat's block: its own part of r; a strided part: all of r.
+    const size_t bytes = value_bytes(spans ? r : v, p.shapes.at(spans ? r : v));
     auto offset = p.arena_offset.find(r);
     if (offset == p.arena_offset.end()) {
       ranges.push_back({r, within, within + std::max<size_t>(bytes, 1)});

@@ -2,7 +2,8 @@
 // SuperKernel region with every step split (the parts of one result are written by different
 // steps at once): rows of kernel results, channels of convolutions at batch 1, unequal parts,
 // a result and a part that are graph outputs, a part read again later, a Concat of a Concat
-// (the outer one stays a copy: its input is a view), and a Concat that must stay a copy.
+// (the outer one stays a copy: its input is a view), a Concat that must stay a copy, and strided
+// parts stored by their kernels at the result's strides.
 #include <gtest/gtest.h>
 
 #include "e2e/fused_vs_reference.h"
@@ -57,9 +58,38 @@ std::vector<Case> cases() {
     Value* inner = cat(g, {node(g, "Exp", {x}), node(g, "Neg", {x})}, 0);
     return std::vector<Value*>{node(g, "Sin", {cat(g, {inner, node(g, "Cos", {x})}, 0)})};
   }));
-  out.push_back(on_input("leading_dim_above_one_stays_a_copy", filled({3, 4, 5}, 10), [](Graph& g, Value* x) {
+  out.push_back(on_input("graph_input_among_the_parts_stays_a_copy", filled({3, 4, 5}, 10), [](Graph& g, Value* x) {
     return std::vector<Value*>{node(g, "Sqrt", {node(g, "Abs", {cat(g, {node(g, "Exp", {x}), x}, 1)})})};
   }));
+  // Strided parts: each kernel stores its part at the result's strides (a last axis, a middle
+  // one with a tail of 1, three parts, and a part that is a column reduction's input too).
+  auto two_inputs = [](std::string name, std::vector<int64_t> a_shape, std::vector<int64_t> b_shape, int64_t axis,
+                       bool extra_part) {
+    return Case{std::move(name),
+                [=](Graph& g) {
+                  Value* a = g.add_input("a", DType::f32, std::vector<Dim>(a_shape.begin(), a_shape.end()));
+                  Value* b = g.add_input("b", DType::f32, std::vector<Dim>(b_shape.begin(), b_shape.end()));
+                  std::vector<Value*> parts = {node(g, "Mul", {a, scalar(g, 3.0f)}), node(g, "Add", {b, scalar(g, 1.0f)})};
+                  if (extra_part) parts.push_back(node(g, "Tanh", {node(g, "Neg", {a})}));
+                  Value* c = cat(g, parts, axis);
+                  g.add_output(node(g, "Mul", {c, scalar(g, 0.5f)}));
+                  return std::vector<std::map<std::string, Tensor>>{{{"a", filled(a_shape, 11)}, {"b", filled(b_shape, 12)}}};
+                }};
+  };
+  out.push_back(two_inputs("strided_parts_last_axis", {16, 40}, {16, 24}, -1, false));
+  out.push_back(two_inputs("strided_parts_middle_axis", {3, 5, 7}, {3, 1, 7}, 1, false));
+  out.push_back(two_inputs("three_strided_parts", {6, 33}, {6, 17}, 1, true));
+  // A part that its kernel also reduces (a softmax-like row sum next to the stored exp).
+  out.push_back({"strided_part_of_a_reducing_kernel", [](Graph& g) {
+                   Value* a = g.add_input("a", DType::f32, {Dim(8), Dim(48)});
+                   Value* b = g.add_input("b", DType::f32, {Dim(8), Dim(16)});
+                   Value* e = node(g, "Exp", {a});
+                   Value* sum = g.add_node("ReduceSum", "row_sum", {e}, {"row_sum"}, {{"keepdims", int64_t{1}},
+                                           {"axes", std::vector<int64_t>{1}}})->outputs[0];
+                   g.add_output(node(g, "Abs", {cat(g, {e, node(g, "Neg", {b})}, 1)}));
+                   g.add_output(sum);
+                   return std::vector<std::map<std::string, Tensor>>{{{"a", filled({8, 48}, 13)}, {"b", filled({8, 16}, 14)}}};
+                 }});
   return out;
 }
 

@@ -1,7 +1,8 @@
 // Which Concats become views (fusion/concat_in_place.h): inputs that are contiguous blocks of
-// the result (dims before the axis all 1), each written by a kernel or a library call, each once.
-// Left copies: a leading dim above 1, a graph input among the inputs, an input given twice or
-// already placed in another Concat, a symbolic dim. Offsets count the elements before an input.
+// the result (dims before the axis all 1), each written by a kernel or a library call, each once;
+// or strided parts, each stored by a kernel of its own at the result's strides. Left copies: two
+// parts from one kernel, a part also read elsewhere, a graph input among the inputs, an input
+// given twice, a symbolic dim. Offsets count the elements before a block.
 #include "fusion/concat_in_place.h"
 
 #include <gtest/gtest.h>
@@ -48,17 +49,62 @@ TEST(ConcatInPlace, BlocksWrittenByKernelsBecomeAView) {
 }
 
 TEST(ConcatInPlace, LeavesWhatCannotBeWrittenInPlace) {
-  Catted strided({Dim(2), Dim(3), Dim(5)}, 1), with_input({Dim(4), Dim(6)}, 0, true), twice({Dim(4), Dim(6)}, 0, false, true),
+  Catted siblings({Dim(2), Dim(3), Dim(5)}, 1), with_input({Dim(4), Dim(6)}, 0, true), twice({Dim(4), Dim(6)}, 0, false, true),
       symbolic({Dim::symbol("N"), Dim(6)}, 0);
-  EXPECT_FALSE(in_place(strided));     // each input is 2 blocks of the result, not one
+  EXPECT_FALSE(in_place(siblings));    // strided parts, but one kernel writes both (it would need two accesses)
   EXPECT_FALSE(in_place(with_input));  // a graph input is the caller's: nothing writes it into the result
   EXPECT_FALSE(in_place(twice));       // one value at two places
   EXPECT_FALSE(in_place(symbolic));
 }
 
+// cat(exp(a), neg(b)) on the last axis of [3, 4] and [3, 2]: each part from a kernel of its own,
+// `also_read`: exp(a) read again outside its kernel.
+Graph strided_parts(bool also_read) {
+  Graph g;
+  Value* a = g.add_input("a", DType::f32, {3, 4});
+  Value* b = g.add_input("b", DType::f32, {3, 2});
+  Value* e = g.add_node("Exp", "exp", {a}, {"e"})->outputs[0];
+  Value* n = g.add_node("Neg", "neg", {b}, {"n"})->outputs[0];
+  Value* c = g.add_node("Concat", "cat", {e, n}, {"c"}, {{"axis", int64_t{-1}}})->outputs[0];
+  std::vector<Value*> outs = {g.add_node("Abs", "abs", {c}, {"y"})->outputs[0]};
+  if (also_read) {  // by a product: a library call outside exp's kernel
+    Value* w = g.add_constant("w", Tensor::from_vector<float>(DType::f32, {4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}));
+    outs.push_back(g.add_node("MatMul", "product", {e, w}, {"p"})->outputs[0]);
+  }
+  g.set_outputs(outs);
+  g.infer_shapes();
+  return g;
+}
+
+TEST(ConcatInPlace, StridedPartsAreStoredByTheirKernelsAtTheResultsStrides) {
+  Graph g = strided_parts(false);
+  ExecutionPlan planned = plan_for_execution(g, true);
+  const PlanStep* step = concat_step(planned.plan);
+  ASSERT_NE(step, nullptr);
+  EXPECT_TRUE(is_concat_in_place(*step));
+  EXPECT_TRUE(concat_parts_strided(*step->node));
+  EXPECT_EQ(concat_input_offset(*step->node, 1), 0);  // the kernel's access holds the offset
+  for (const PlanStep& s : planned.plan.steps) {
+    if (s.kind != StepKind::Kernel) continue;
+    for (const Value* out : s.kernel.outputs) {
+      if (out->name == "n") {
+        const TensorAccess& access = s.kernel.space.access.at(out);
+        EXPECT_EQ(access.offset, Dim(4));  // after exp(a)'s 4 columns
+        EXPECT_EQ(access.strides, (std::vector<Dim>{Dim(6), Dim(1)}));
+      }
+    }
+  }
+  Graph read_again = strided_parts(true);
+  ExecutionPlan replanned = plan_for_execution(read_again, true);
+  const PlanStep* kept = concat_step(replanned.plan);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_FALSE(is_concat_in_place(*kept));  // exp(a) must also exist as a tensor of its own
+}
+
 TEST(ConcatInPlace, UnfusedModeKeepsTheCopy) {
   Catted rows({Dim(4), Dim(6)}, 0);
-  const PlanStep* step = concat_step(plan_for_execution(rows.g, false).plan);
+  ExecutionPlan unfused = plan_for_execution(rows.g, false);
+  const PlanStep* step = concat_step(unfused.plan);
   ASSERT_NE(step, nullptr);
   EXPECT_FALSE(is_concat_in_place(*step));
 }
