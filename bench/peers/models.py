@@ -164,6 +164,14 @@ class ConcatRows(nn.Module):
         return torch.relu(torch.cat([torch.sigmoid(a), b * 2.0], dim=0)) + 1.0
 
 
+class ConcatColumns(nn.Module):
+    """Two branches joined along the last axis (torch.cat on dim -1: features side by side), then
+    scaled."""
+
+    def forward(self, a, b):
+        return torch.cat([a * 3.0, b + 1.0], dim=-1) * 0.5
+
+
 class RepeatRows(nn.Module):
     """x.repeat: the rows repeated (an ONNX Tile), then shifted."""
 
@@ -327,6 +335,10 @@ def concat_rows(size, rows, columns):
     return Case("concat_rows", size, ConcatRows, {"a": f32(rows, columns), "b": f32(rows, columns)}, memory_bound=True)
 
 
+def concat_columns(size, rows, columns):
+    return Case("concat_columns", size, ConcatColumns, {"a": f32(rows, columns), "b": f32(rows, columns)}, memory_bound=True)
+
+
 def repeat_rows(size, rows, columns):
     return Case("repeat_rows", size, RepeatRows, {"x": f32(rows, columns)}, memory_bound=True)
 
@@ -371,6 +383,7 @@ def small_cases():
         dataclasses.replace(gated_concat("small", 1, 16, 64), iters_factor=5),
         dataclasses.replace(index_select("small", 512, 1024, 256), iters_factor=5),
         dataclasses.replace(concat_rows("small", 128, 1024), iters_factor=5),
+        dataclasses.replace(concat_columns("small", 128, 1024), iters_factor=5),
         dataclasses.replace(repeat_rows("small", 256, 1024), iters_factor=5),
         dataclasses.replace(split_product("small", 256, 1024), iters_factor=5),
         dataclasses.replace(mlp_block("small", 1, 128, 256), iters_factor=5),
@@ -396,6 +409,7 @@ def large_cases():
         gated_concat("large", 8, 64, 128),
         index_select("large", 8192, 2048, 4096),
         concat_rows("large", 8192, 1024),
+        concat_columns("large", 8192, 1024),
         repeat_rows("large", 8192, 1024),
         split_product("large", 16384, 1024),
         mlp_block("large", 4, 256, 768),
