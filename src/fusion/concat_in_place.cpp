@@ -44,7 +44,7 @@ std::vector<Dim> contiguous_strides(const Shape& shape) {
 }
 
 struct Placement {
-  const FusionPlan& plan;
+  FusionPlan& plan;
   const Graph& graph;
   std::map<const Value*, size_t> written_by;  // step writing each value, kernels and library calls run every time
   std::set<const Value*> placed;               // inputs already inside another Concat's result
@@ -58,8 +58,8 @@ struct Placement {
 
   // The kernel step writing `part` for nobody but `concat` (its other readers are in the same
   // kernel), as a plain full-size output of its domain; or nullptr.
-  const PlanStep* sole_writer(const Value* part, const Node& concat) const {
-    const PlanStep& step = plan.steps[written_by.at(part)];
+  PlanStep* sole_writer(const Value* part, const Node& concat) const {
+    PlanStep& step = plan.steps[written_by.at(part)];
     if (step.kind != StepKind::Kernel || graph.is_output(part)) return nullptr;
     const FusedKernel& k = step.kernel;
     for (const Node* user : part->users) {
@@ -76,9 +76,9 @@ struct Placement {
     const Value* out = concat.outputs[0];
     const int64_t axis = concat_axis(concat);
     if (axis < 0 || axis >= out->rank() || !is_static(out)) return false;
-    std::vector<const PlanStep*> writers;
+    std::vector<PlanStep*> writers;
     for (const Value* in : concat.inputs) {
-      const PlanStep* writer = in != nullptr && is_static(in) ? sole_writer(in, concat) : nullptr;
+      PlanStep* writer = in != nullptr && is_static(in) ? sole_writer(in, concat) : nullptr;
       if (writer == nullptr || std::find(writers.begin(), writers.end(), writer) != writers.end()) return false;
       writers.push_back(writer);
     }
@@ -86,8 +86,7 @@ struct Placement {
     Dim start = 0;
     for (size_t i = 0; i < concat.inputs.size(); ++i) {
       const Value* in = concat.inputs[i];
-      auto& kernel = const_cast<PlanStep*>(writers[i])->kernel;
-      kernel.space.access[in] = {Level::Full, strides, start * strides[static_cast<size_t>(axis)]};
+      writers[i]->kernel.space.access[in] = {Level::Full, strides, start * strides[static_cast<size_t>(axis)]};
       start = start + in->shape[static_cast<size_t>(axis)];
     }
     return true;
