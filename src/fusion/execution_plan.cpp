@@ -16,6 +16,7 @@
 #include "passes/gemm_as_matmul.h"
 #include "passes/pattern_registry.h"
 #include "passes/reduction_splitting.h"
+#include "passes/repeated_kv_as_broadcast.h"
 #include "passes/rotate_half_as_reversal.h"
 #include "passes/split_as_slices.h"
 #include "passes/tile_as_expand.h"
@@ -29,6 +30,7 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
   if (fuse) {  // unfused mode keeps one op per step
     passes::fold_slices_of_concats(planned.graph);
     passes::express_gemms_as_matmuls(planned.graph);  // first: the MatMul passes below then take Gemms too
+    passes::repeated_kv_as_broadcast(planned.graph);  // before the transposes fold into the products
     passes::fold_matmul_splits(planned.graph);  // before the biases: a MatMul's Add then folds per part
     passes::fold_matmul_transposes(planned.graph);
     passes::fold_matmul_biases(planned.graph);

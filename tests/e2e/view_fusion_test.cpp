@@ -187,6 +187,26 @@ std::vector<Case> cases() {
                    return std::vector<std::map<std::string, Tensor>>{{{"x", filled({3, 5, 16}, 32)}}, {{"x", filled({1, 5, 16}, 33)}}};
                  },
                  1});
+  // Grouped-query attention (passes/repeated_kv_as_broadcast.h): keys and values repeated for
+  // 3 query heads each, read in place as a broadcast batch dim; no Expand is written out.
+  out.push_back({"grouped_query_attention",
+                 [](Graph& g) {
+                   Value* q = g.add_input("q", DType::f32, {Dim(1), Dim(6), Dim(10), Dim(16)});
+                   Value* k = g.add_input("k", DType::f32, {Dim(1), Dim(2), Dim(10), Dim(16)});
+                   Value* v = g.add_input("v", DType::f32, {Dim(1), Dim(2), Dim(10), Dim(16)});
+                   auto repeat_kv = [&](Value* x) {
+                     Value* u = node(g, "Unsqueeze", {x, ints(g, "axis", {2})});
+                     Value* e = node(g, "Expand", {u, ints(g, "to", {1, 2, 3, 10, 16})});
+                     return node(g, "Reshape", {e, ints(g, "heads", {1, 6, 10, 16})});
+                   };
+                   Value* kt = node(g, "Transpose", {repeat_kv(k)}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
+                   Value* p = node(g, "Softmax", {node(g, "MatMul", {q, kt})}, {{"axis", int64_t{-1}}});
+                   Value* ctx = node(g, "MatMul", {p, repeat_kv(v)});
+                   g.add_output(node(g, "Transpose", {ctx}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}));
+                   return std::vector<std::map<std::string, Tensor>>{
+                       {{"q", filled({1, 6, 10, 16}, 34)}, {"k", filled({1, 2, 10, 16}, 35)}, {"v", filled({1, 2, 10, 16}, 36)}}};
+                 },
+                 1});
   // Symbolic batch, run at two sizes.
   out.push_back({"symbolic_slice",
                  [slice](Graph& g) {
