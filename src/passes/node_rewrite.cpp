@@ -33,4 +33,16 @@ Value* replace_value(Graph& graph, Value* old, std::string op, std::string name,
   return out;
 }
 
+Value* int_constant(Graph& graph, const std::string& name, const std::vector<int64_t>& values) {
+  return graph.add_constant(graph.unique_value_name(name),
+                            Tensor::from_vector<int64_t>(DType::i64, {static_cast<int64_t>(values.size())}, values));
+}
+
+Value* added_node(Graph& graph, const std::string& op, const std::string& name, std::vector<Value*> inputs,
+                  AttributeMap attrs) {
+  Node* n = graph.add_node(op, name, std::move(inputs), {graph.unique_value_name(name)}, std::move(attrs));
+  infer_node(*n, graph);
+  return n->outputs[0];
+}
+
 }  // namespace tilefuse::passes

@@ -1,5 +1,5 @@
-// What the local rewrite passes (BatchNorm, MatMul bias and MatMul transpose folding) share: they
-// look at one node at a time and replace the value it defines with the output of a new node.
+// What the local rewrite passes share: they look at one node at a time and replace the value it
+// defines with the output of a new node, often built from new constants and nodes.
 #pragma once
 
 #include <functional>
@@ -19,5 +19,12 @@ int rewrite_nodes(Graph& graph, const std::function<bool(Node&)>& rewrite);
 // to it and gives it `old`'s name (so graph outputs keep their names). Returns the new value.
 Value* replace_value(Graph& graph, Value* old, std::string op, std::string name, std::vector<Value*> inputs,
                      AttributeMap attrs = {});
+
+// A 1-D i64 constant (a shape, axes, Slice bounds) under a name not taken yet, based on `name`.
+Value* int_constant(Graph& graph, const std::string& name, const std::vector<int64_t>& values);
+
+// Appends a one-output node `op` (its output named after `name`) and infers it; returns the output.
+Value* added_node(Graph& graph, const std::string& op, const std::string& name, std::vector<Value*> inputs,
+                  AttributeMap attrs = {});
 
 }  // namespace tilefuse::passes

@@ -4,7 +4,6 @@
 #include <map>
 #include <optional>
 
-#include "ir/op_registry.h"
 #include "passes/node_rewrite.h"
 #include "passes/pattern.h"
 
@@ -24,16 +23,7 @@ bool splittable_op(const std::string& op) {
   return op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd";
 }
 
-Value* ints(Graph& graph, const std::string& name, const std::vector<int64_t>& v) {
-  return graph.add_constant(graph.unique_value_name(name),
-                            Tensor::from_vector<int64_t>(DType::i64, {static_cast<int64_t>(v.size())}, v));
-}
 
-Value* add(Graph& graph, const std::string& op, const std::string& name, std::vector<Value*> inputs, AttributeMap attrs = {}) {
-  Node* n = graph.add_node(op, name, std::move(inputs), {graph.unique_value_name(name)}, std::move(attrs));
-  infer_node(*n, graph);
-  return n->outputs[0];
-}
 
 // The outermost reduced axis whose length is a multiple of the slab count, and long enough.
 std::optional<int64_t> split_axis(const Shape& shape, const std::vector<int64_t>& axes) {
@@ -78,12 +68,12 @@ bool split(Graph& graph, Node& n, SlabViews& views) {
   }
   const std::string base = n.name;
   Value*& slabs = views[{x, slabbed}];
-  if (slabs == nullptr) slabs = add(graph, "Reshape", base + "/slabs", {x, ints(graph, base + "/slab_shape", slabbed)});
-  Value* partial = add(graph, n.op, base + "/partial", {slabs}, {{"axes", partial_axes}, {"keepdims", int64_t{1}}});
-  Value* combined = add(graph, n.op, base + "/combine", {partial}, {{"axes", std::vector<int64_t>{*axis}}, {"keepdims", int64_t{1}}});
+  if (slabs == nullptr) slabs = added_node(graph, "Reshape", base + "/slabs", {x, int_constant(graph, base + "/slab_shape", slabbed)});
+  Value* partial = added_node(graph, n.op, base + "/partial", {slabs}, {{"axes", partial_axes}, {"keepdims", int64_t{1}}});
+  Value* combined = added_node(graph, n.op, base + "/combine", {partial}, {{"axes", std::vector<int64_t>{*axis}}, {"keepdims", int64_t{1}}});
   std::vector<int64_t> result;
   for (const Dim& d : out->shape) result.push_back(d.value());
-  replace_value(graph, n.outputs[0], "Reshape", base, {combined, ints(graph, base + "/result_shape", result)});
+  replace_value(graph, n.outputs[0], "Reshape", base, {combined, int_constant(graph, base + "/result_shape", result)});
   return true;
 }
 

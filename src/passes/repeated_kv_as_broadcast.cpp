@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "ir/op_registry.h"
 #include "passes/node_rewrite.h"
 
 namespace tilefuse::passes {
@@ -74,16 +73,7 @@ std::optional<Repeat> repeat_of(Value* operand) {
   return want == *m ? std::optional<Repeat>(r) : std::nullopt;
 }
 
-Value* ints(Graph& graph, const std::string& name, const std::vector<int64_t>& v) {
-  return graph.add_constant(graph.unique_value_name(name),
-                            Tensor::from_vector<int64_t>(DType::i64, {static_cast<int64_t>(v.size())}, v));
-}
 
-Value* added(Graph& graph, const std::string& op, const std::string& name, std::vector<Value*> inputs, AttributeMap attrs = {}) {
-  Node* n = graph.add_node(op, name, std::move(inputs), {graph.unique_value_name(name)}, std::move(attrs));
-  infer_node(*n, graph);
-  return n->outputs[0];
-}
 
 // The one reader of `v`, where it is a Transpose and `v` no graph output.
 Node* sole_transpose_reader(const Graph& graph, const Value* v) {
@@ -118,24 +108,24 @@ bool rewrite(Graph& graph, Node& matmul) {
   a_split[g - 1] = heads / repeat->n;
   a_split.insert(a_split.begin() + g, repeat->n);
   const std::string& name = matmul.name;
-  Value* a_grouped = added(graph, "Reshape", name + "/query_groups", {a, ints(graph, name + "_groups_shape", a_split)});
-  Value* b = added(graph, "Unsqueeze", name + "/kv_heads", {repeat->x, ints(graph, name + "_kv_axis", {g})});
+  Value* a_grouped = added_node(graph, "Reshape", name + "/query_groups", {a, int_constant(graph, name + "_groups_shape", a_split)});
+  Value* b = added_node(graph, "Unsqueeze", name + "/kv_heads", {repeat->x, int_constant(graph, name + "_kv_axis", {g})});
   if (repeat->swap_last) {
     std::vector<int64_t> perm(static_cast<size_t>(b->rank()));
     for (size_t k = 0; k < perm.size(); ++k) perm[k] = static_cast<int64_t>(k);
     std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-    b = added(graph, "Transpose", name + "/kv_heads_transposed", {b}, {{"perm", perm}});
+    b = added_node(graph, "Transpose", name + "/kv_heads_transposed", {b}, {{"perm", perm}});
   }
-  Value* product = added(graph, "MatMul", name + "/grouped", {a_grouped, b});
+  Value* product = added_node(graph, "MatMul", name + "/grouped", {a_grouped, b});
   Value* out = matmul.outputs[0];
   if (Node* t = sole_transpose_reader(graph, out)) {
     // Transpose(Reshape(p)) is Reshape(Transpose'(p)) with the grouped heads moved as one axis, so
     // the Transpose can still fold into the product's store (passes/matmul_transpose_folding.h).
-    Value* moved = added(graph, "Transpose", name + "/grouped_moved", {product}, {{"perm", grouped_perm(*t, g)}});
-    replace_value(graph, t->outputs[0], "Reshape", t->name, {moved, ints(graph, name + "_moved_shape", *static_dims(t->outputs[0]))});
+    Value* moved = added_node(graph, "Transpose", name + "/grouped_moved", {product}, {{"perm", grouped_perm(*t, g)}});
+    replace_value(graph, t->outputs[0], "Reshape", t->name, {moved, int_constant(graph, name + "_moved_shape", *static_dims(t->outputs[0]))});
     return true;
   }
-  replace_value(graph, out, "Reshape", name, {product, ints(graph, name + "_shape", *out_dims)});
+  replace_value(graph, out, "Reshape", name, {product, int_constant(graph, name + "_shape", *out_dims)});
   return true;
 }
 

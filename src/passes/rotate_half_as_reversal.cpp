@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "ir/op_registry.h"
 #include "ir/ops/slice_dims.h"
 #include "passes/node_rewrite.h"
 
@@ -49,16 +48,7 @@ std::optional<Half> half_of(Value* v) {
   return half;
 }
 
-Value* ints(Graph& graph, const std::string& name, const std::vector<int64_t>& v) {
-  return graph.add_constant(graph.unique_value_name(name),
-                            Tensor::from_vector<int64_t>(DType::i64, {static_cast<int64_t>(v.size())}, v));
-}
 
-Value* added(Graph& graph, const std::string& op, const std::string& name, std::vector<Value*> inputs) {
-  Node* n = graph.add_node(op, name, std::move(inputs), {graph.unique_value_name(name)});
-  infer_node(*n, graph);
-  return n->outputs[0];
-}
 
 // x with its axis split into [2, h]. Where x is a Transpose that keeps its last axis last (heads
 // moved before the sequence) and that axis is split, the split is made on the Transpose's input,
@@ -70,15 +60,12 @@ Value* halves_of(Graph& graph, Value* x, int64_t axis, const std::vector<int64_t
   if (t != nullptr && t->op == "Transpose" && axis == rank - 1) {
     std::vector<int64_t> perm = t->attr_ints("perm");
     if (static_cast<int64_t>(perm.size()) == rank && perm.back() == rank - 1) {
-      Value* split = added(graph, "Reshape", name + "/halves", {t->input(0), ints(graph, name + "_halves_shape", split_shape)});
+      Value* split = added_node(graph, "Reshape", name + "/halves", {t->input(0), int_constant(graph, name + "_halves_shape", split_shape)});
       perm.push_back(rank);  // the halves' length stays last, after their axis of 2
-      Node* moved = graph.add_node("Transpose", name + "/halves_moved", {split}, {graph.unique_value_name(name + "/halves_moved")},
-                                   {{"perm", perm}});
-      infer_node(*moved, graph);
-      return moved->outputs[0];
+      return added_node(graph, "Transpose", name + "/halves_moved", {split}, {{"perm", perm}});
     }
   }
-  return added(graph, "Reshape", name + "/halves", {x, ints(graph, name + "_halves_shape", split_shape)});
+  return added_node(graph, "Reshape", name + "/halves", {x, int_constant(graph, name + "_halves_shape", split_shape)});
 }
 
 bool rewrite(Graph& graph, Node& concat) {
@@ -111,9 +98,9 @@ bool rewrite(Graph& graph, Node& concat) {
   }
   const std::string& name = concat.name;
   Value* halves = halves_of(graph, x, axis, split_shape, name);
-  Value* swapped = added(graph, "Slice", name + "/swapped",
-                         {halves, ints(graph, name + "_from", {-1}), ints(graph, name + "_to", {std::numeric_limits<int64_t>::min()}),
-                          ints(graph, name + "_axis", {axis}), ints(graph, name + "_step", {-1})});
+  Value* swapped = added_node(graph, "Slice", name + "/swapped",
+                         {halves, int_constant(graph, name + "_from", {-1}), int_constant(graph, name + "_to", {std::numeric_limits<int64_t>::min()}),
+                          int_constant(graph, name + "_axis", {axis}), int_constant(graph, name + "_step", {-1})});
   if (first->negated || second->negated) {
     std::vector<int64_t> sign_shape = {2};
     sign_shape.resize(static_cast<size_t>(rank - axis + 1), 1);  // [2, 1, ..., 1] over [2, h, ...]: one per half
@@ -121,9 +108,9 @@ bool rewrite(Graph& graph, Node& concat) {
     for (int64_t i = 0; i < sign.numel(); ++i) sign.set_f64(i, 1.0);
     sign.set_f64(0, first->negated ? -1.0 : 1.0);
     sign.set_f64(sign.numel() / 2, second->negated ? -1.0 : 1.0);
-    swapped = added(graph, "Mul", name + "/signed", {swapped, graph.add_constant(graph.unique_value_name(name + "_sign"), sign)});
+    swapped = added_node(graph, "Mul", name + "/signed", {swapped, graph.add_constant(graph.unique_value_name(name + "_sign"), sign)});
   }
-  replace_value(graph, concat.outputs[0], "Reshape", name, {swapped, ints(graph, name + "_shape", merged_shape)});
+  replace_value(graph, concat.outputs[0], "Reshape", name, {swapped, int_constant(graph, name + "_shape", merged_shape)});
   return true;
 }
 

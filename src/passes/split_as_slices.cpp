@@ -3,16 +3,12 @@
 #include <string>
 #include <vector>
 
-#include "ir/op_registry.h"
 #include "passes/node_rewrite.h"
 
 namespace tilefuse::passes {
 
 namespace {
 
-Value* int_constant(Graph& graph, const std::string& name, int64_t value) {
-  return graph.add_constant(graph.unique_value_name(name), Tensor::from_vector<int64_t>(DType::i64, {1}, {value}));
-}
 
 bool rewrite(Graph& graph, Node& split) {
   if (split.op != "Split" || split.input(0) == nullptr) return false;
@@ -32,11 +28,10 @@ bool rewrite(Graph& graph, Node& split) {
       const std::string name = split.name + "/" + part->name;
       // A kernel reads each of its inputs through one index map, so every part after the first
       // slices x under a name of its own: an Identity, a view of the same bytes.
-      Value* source = first ? x : graph.add_node("Identity", name + "_source", {x}, {graph.unique_value_name(name + "_source")})->outputs[0];
-      if (!first) infer_node(*source->producer, graph);
-      Value* starts = int_constant(graph, name + "_start", start);
-      Value* ends = int_constant(graph, name + "_end", end);
-      Value* axes = int_constant(graph, name + "_axis", axis);
+      Value* source = first ? x : added_node(graph, "Identity", name + "_source", {x});
+      Value* starts = int_constant(graph, name + "_start", {start});
+      Value* ends = int_constant(graph, name + "_end", {end});
+      Value* axes = int_constant(graph, name + "_axis", {axis});
       replace_value(graph, part, "Slice", name, {source, starts, ends, axes});
       first = false;
     }

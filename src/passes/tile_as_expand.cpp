@@ -3,17 +3,12 @@
 #include <string>
 #include <vector>
 
-#include "ir/op_registry.h"
 #include "passes/node_rewrite.h"
 
 namespace tilefuse::passes {
 
 namespace {
 
-Value* shape_constant(Graph& graph, const std::string& name, const std::vector<int64_t>& dims) {
-  return graph.add_constant(graph.unique_value_name(name),
-                            Tensor::from_vector<int64_t>(DType::i64, {static_cast<int64_t>(dims.size())}, dims));
-}
 
 // Moves the uses of `out` to `in`; a graph output keeps its name through an Identity.
 void bypass(Graph& graph, Value* out, Value* in, const std::string& name) {
@@ -55,14 +50,9 @@ bool rewrite_tile(Graph& graph, Node& tile) {
     return true;
   }
   const std::string& name = tile.name;
-  Node* split = graph.add_node("Reshape", name + "/split_axes", {x, shape_constant(graph, name + "_split_shape", split_shape)},
-                               {graph.unique_value_name(name + "_split")});
-  infer_node(*split, graph);
-  Node* broadcast = graph.add_node("Expand", name + "/repeat",
-                                   {split->outputs[0], shape_constant(graph, name + "_repeat_shape", broadcast_shape)},
-                                   {graph.unique_value_name(name + "_repeated")});
-  infer_node(*broadcast, graph);
-  replace_value(graph, out, "Reshape", name, {broadcast->outputs[0], shape_constant(graph, name + "_shape", out_shape)});
+  Value* split = added_node(graph, "Reshape", name + "/split_axes", {x, int_constant(graph, name + "_split_shape", split_shape)});
+  Value* repeated = added_node(graph, "Expand", name + "/repeat", {split, int_constant(graph, name + "_repeat_shape", broadcast_shape)});
+  replace_value(graph, out, "Reshape", name, {repeated, int_constant(graph, name + "_shape", out_shape)});
   return true;
 }
 
