@@ -157,11 +157,12 @@ class KernelEmitter {
     }
     for (const Value* v : buffers_) {
       std::string inside;  // a part stored at a larger tensor's strides (a Concat's)
-      if (!(buffer_elements(v) == num_elements(v->shape))) {
+      const Dim elements = buffer_elements(v);
+      if (!(elements == num_elements(v->shape))) {
         const fusion::TensorAccess& access = k_.space.access.at(v);
         std::vector<std::string> strides;
         for (const Dim& d : access.strides) strides.push_back(d.to_string());
-        inside = fmt::format(", inside {} elements at strides [{}] from element {}", buffer_elements(v).to_string(),
+        inside = fmt::format(", inside {} elements at strides [{}] from element {}", elements.to_string(),
                              fmt::join(strides, ", "), access.offset.to_string());
       }
       w_.line(fmt::format("// buffers[{}] {} {}{}", buffer_index_.at(v), is_output(v) ? "out" : "in ", v->type_string(), inside));

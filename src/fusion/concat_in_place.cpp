@@ -16,23 +16,16 @@ int64_t concat_axis(const Node& concat) {
   return axis < 0 ? axis + rank : axis;
 }
 
-bool is_static(const Value* v) {
-  for (const Dim& d : v->shape) {
-    if (!d.is_const()) return false;
-  }
-  return true;
-}
-
 // Whether each input of the Concat is one contiguous block of its result.
 bool inputs_are_blocks(const Node& concat) {
   const Value* out = concat.outputs[0];
   const int64_t axis = concat_axis(concat);
-  if (axis < 0 || axis >= out->rank() || !is_static(out)) return false;
+  if (axis < 0 || axis >= out->rank() || !is_static(out->shape)) return false;
   for (int64_t d = 0; d < axis; ++d) {
     if (out->shape[d].value() != 1) return false;
   }
   for (const Value* in : concat.inputs) {
-    if (in == nullptr || !is_static(in)) return false;
+    if (in == nullptr || !is_static(in->shape)) return false;
   }
   return true;
 }
@@ -75,10 +68,10 @@ struct Placement {
   bool place_strided_parts(const Node& concat) {
     const Value* out = concat.outputs[0];
     const int64_t axis = concat_axis(concat);
-    if (axis < 0 || axis >= out->rank() || !is_static(out)) return false;
+    if (axis < 0 || axis >= out->rank() || !is_static(out->shape)) return false;
     std::vector<PlanStep*> writers;
     for (const Value* in : concat.inputs) {
-      PlanStep* writer = in != nullptr && is_static(in) ? sole_writer(in, concat) : nullptr;
+      PlanStep* writer = in != nullptr && is_static(in->shape) ? sole_writer(in, concat) : nullptr;
       if (writer == nullptr || std::find(writers.begin(), writers.end(), writer) != writers.end()) return false;
       writers.push_back(writer);
     }

@@ -9,12 +9,6 @@ namespace tilefuse::passes {
 
 namespace {
 
-// The ints of a constant operand, or nothing when it is not a constant.
-std::optional<std::vector<int64_t>> constant_ints(const Node& n, size_t i) {
-  if (!n.has_input(i) || !n.input(i)->constant) return std::nullopt;
-  return n.input(i)->constant->to_i64_vector();
-}
-
 // The input of `concat` that `slice` takes back whole, or nullptr.
 Value* input_taken_back(const Node& slice, const Node& concat) {
   const Value* x = slice.input(0);

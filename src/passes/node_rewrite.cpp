@@ -33,6 +33,11 @@ Value* replace_value(Graph& graph, Value* old, std::string op, std::string name,
   return out;
 }
 
+std::optional<std::vector<int64_t>> constant_ints(const Node& node, size_t i) {
+  if (!node.has_input(i) || !node.input(i)->constant) return std::nullopt;
+  return node.input(i)->constant->to_i64_vector();
+}
+
 Value* int_constant(Graph& graph, const std::string& name, const std::vector<int64_t>& values) {
   return graph.add_constant(graph.unique_value_name(name),
                             Tensor::from_vector<int64_t>(DType::i64, {static_cast<int64_t>(values.size())}, values));

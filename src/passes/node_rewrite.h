@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ int rewrite_nodes(Graph& graph, const std::function<bool(Node&)>& rewrite);
 // to it and gives it `old`'s name (so graph outputs keep their names). Returns the new value.
 Value* replace_value(Graph& graph, Value* old, std::string op, std::string name, std::vector<Value*> inputs,
                      AttributeMap attrs = {});
+
+// The ints of a node's constant operand `i`, or nothing where it is absent or not a constant.
+std::optional<std::vector<int64_t>> constant_ints(const Node& node, size_t i);
 
 // A 1-D i64 constant (a shape, axes, Slice bounds) under a name not taken yet, based on `name`.
 Value* int_constant(Graph& graph, const std::string& name, const std::vector<int64_t>& values);

@@ -10,13 +10,9 @@ namespace tilefuse::passes {
 
 namespace {
 
-std::optional<std::vector<int64_t>> static_dims(const Value* v) {
-  std::vector<int64_t> dims;
-  for (const Dim& d : v->shape) {
-    if (!d.is_const()) return std::nullopt;
-    dims.push_back(d.value());
-  }
-  return dims;
+// A value's dims, where none is symbolic.
+std::optional<std::vector<int64_t>> known_dims(const Value* v) {
+  return is_static(v->shape) ? std::optional(static_dims(v->shape)) : std::nullopt;
 }
 
 // The operand as Reshape(Expand(Unsqueeze(x, g))) with the Reshape merging g into g - 1, maybe
@@ -51,8 +47,8 @@ std::optional<Repeat> repeat_of(Value* operand) {
   Node* unsqueeze = expand->input(0)->producer;
   if (unsqueeze == nullptr || unsqueeze->op != "Unsqueeze") return std::nullopt;
   r.x = unsqueeze->input(0);
-  const auto x = static_dims(r.x), u = static_dims(unsqueeze->outputs[0]), e = static_dims(expand->outputs[0]),
-             m = static_dims(merged);
+  const auto x = known_dims(r.x), u = known_dims(unsqueeze->outputs[0]), e = known_dims(expand->outputs[0]),
+             m = known_dims(merged);
   if (!x || !u || !e || !m || u->size() != x->size() + 1 || e->size() != u->size() || m->size() != x->size()) {
     return std::nullopt;
   }
@@ -79,7 +75,7 @@ std::optional<Repeat> repeat_of(Value* operand) {
 Node* sole_transpose_reader(const Graph& graph, const Value* v) {
   if (v->users.size() != 1 || graph.is_output(v)) return nullptr;
   Node* t = v->users[0];
-  return t->op == "Transpose" && t->attr_ints("perm").size() == static_cast<size_t>(v->rank()) && static_dims(t->outputs[0])
+  return t->op == "Transpose" && t->attr_ints("perm").size() == static_cast<size_t>(v->rank()) && known_dims(t->outputs[0])
              ? t
              : nullptr;
 }
@@ -99,7 +95,7 @@ bool rewrite(Graph& graph, Node& matmul) {
   if (matmul.op != "MatMul" || matmul.inputs.size() != 2) return false;
   Value* a = matmul.input(0);
   const auto repeat = repeat_of(matmul.input(1));
-  const auto a_dims = static_dims(a), out_dims = static_dims(matmul.outputs[0]);
+  const auto a_dims = known_dims(a), out_dims = known_dims(matmul.outputs[0]);
   if (!repeat || !a_dims || !out_dims || a->rank() != repeat->x->rank()) return false;
   const int64_t g = repeat->g, heads = (*a_dims)[g - 1];
   if (heads % repeat->n != 0 || heads / repeat->n != repeat->x->shape[g - 1].value()) return false;
@@ -122,7 +118,7 @@ bool rewrite(Graph& graph, Node& matmul) {
     // Transpose(Reshape(p)) is Reshape(Transpose'(p)) with the grouped heads moved as one axis, so
     // the Transpose can still fold into the product's store (passes/matmul_transpose_folding.h).
     Value* moved = added_node(graph, "Transpose", name + "/grouped_moved", {product}, {{"perm", grouped_perm(*t, g)}});
-    replace_value(graph, t->outputs[0], "Reshape", t->name, {moved, int_constant(graph, name + "_moved_shape", *static_dims(t->outputs[0]))});
+    replace_value(graph, t->outputs[0], "Reshape", t->name, {moved, int_constant(graph, name + "_moved_shape", *known_dims(t->outputs[0]))});
     return true;
   }
   replace_value(graph, out, "Reshape", name, {product, int_constant(graph, name + "_shape", *out_dims)});

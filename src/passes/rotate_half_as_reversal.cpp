@@ -19,11 +19,6 @@ struct Half {
   bool negated = false;
 };
 
-std::optional<std::vector<int64_t>> constant_ints(const Node& n, size_t i) {
-  if (!n.has_input(i) || !n.input(i)->constant) return std::nullopt;
-  return n.input(i)->constant->to_i64_vector();
-}
-
 std::optional<Half> half_of(Value* v) {
   Half half;
   Node* n = v->producer;
