@@ -160,6 +160,8 @@ struct Avx2Activation {
   }
 };
 
+#define TF_CURVE_STEP __attribute__((target("avx512f"), always_inline))
+
 struct Avx512Activation {
   __m512 scale, shift, lo, hi;
   ClampSteps steps;
@@ -189,6 +191,38 @@ struct Avx512Activation {
   }
   __attribute__((target("avx512f"), always_inline)) __m512 operator()(__m512 x) const {
     return is_clamp() ? clamp(x) : curve(x);
+  }
+  // c = curve(src) over `rows` rows of `vectors` vectors each (the last masked by `last_mask`);
+  // src rows are `pitch` vectors apart (aligned), c rows `ld` floats: one call for a tile, the
+  // curve inlined into its loop.
+  __attribute__((target("avx512f"), noinline)) void curve_rows(const float* src, int pitch, float* c, int64_t ld, int rows,
+                                                               int vectors, __mmask16 last_mask) const {
+    switch (form) {
+      case FusedActivation::Form::gelu: return each_vector(src, pitch, c, ld, rows, vectors, last_mask, [](__m512 x) TF_CURVE_STEP { return avx512_gelu(x); });
+      case FusedActivation::Form::gelu_tanh: return each_vector(src, pitch, c, ld, rows, vectors, last_mask, [](__m512 x) TF_CURVE_STEP { return avx512_gelu_tanh(x); });
+      case FusedActivation::Form::silu:
+        return each_vector(src, pitch, c, ld, rows, vectors, last_mask, [](__m512 x) TF_CURVE_STEP {
+          return avx512_over_one_plus_exp(x, _mm512_sub_ps(_mm512_setzero_ps(), x));
+        });
+      case FusedActivation::Form::sigmoid:
+        return each_vector(src, pitch, c, ld, rows, vectors, last_mask, [](__m512 x) TF_CURVE_STEP {
+          return avx512_over_one_plus_exp(_mm512_set1_ps(1.0f), _mm512_sub_ps(_mm512_setzero_ps(), x));
+        });
+      case FusedActivation::Form::clamp:
+        return each_vector(src, pitch, c, ld, rows, vectors, last_mask, [this](__m512 x) TF_CURVE_STEP { return clamp(x); });
+    }
+  }
+
+ private:
+  template <class F>
+  __attribute__((target("avx512f"), always_inline)) static void each_vector(const float* src, int pitch, float* c,
+                                                                            int64_t ld, int rows, int vectors,
+                                                                            __mmask16 last_mask, F f) {
+    for (int r = 0; r < rows; ++r, c += ld, src += 16 * pitch) {
+      for (int v = 0; v < vectors; ++v) {
+        _mm512_mask_storeu_ps(c + 16 * v, v + 1 < vectors ? __mmask16(0xffff) : last_mask, f(_mm512_load_ps(src + 16 * v)));
+      }
+    }
   }
 };
 

@@ -111,17 +111,16 @@ TF_AVX512 inline __attribute__((always_inline)) void store_tile(const __m512 (&a
     const Avx512Activation act(*activation);
     each_stored([&](int r, int v) TF_AVX512_STEP { x[v][r] = act.clamp(x[v][r]); });
   }
-  each_stored([&](int r, int v) TF_AVX512_STEP { _mm512_mask_storeu_ps(c + r * ldc + 16 * v, mask[v], x[v][r]); });
-  if (activation == nullptr || activation->form == FusedActivation::Form::clamp) return;
-  // A curve, over the tile just stored (in L1), out of the unrolled code (activation_vectors.h).
-  const Avx512Activation act(*activation);
-#pragma GCC unroll 1
-  for (int r = 0; r < rows; ++r) {
-    for (int v = 0; v < V; ++v) {
-      float* at = c + r * ldc + 16 * v;
-      _mm512_mask_storeu_ps(at, mask[v], act.curve(_mm512_maskz_loadu_ps(mask[v], at)));
-    }
+  if (activation == nullptr || activation->form == FusedActivation::Form::clamp) {
+    each_stored([&](int r, int v) TF_AVX512_STEP { _mm512_mask_storeu_ps(c + r * ldc + 16 * v, mask[v], x[v][r]); });
+    return;
   }
+  // A curve: out of the unrolled code (activation_vectors.h), from the tile laid out whole in
+  // L1. Read back from C, each load waited for a masked store, which does not forward.
+  alignas(64) float tile[R * V * 16];
+  each_stored([&](int r, int v) TF_AVX512_STEP { _mm512_store_ps(tile + (r * V + v) * 16, x[v][r]); });
+  const int vectors = cols > 16 * (V - 1) ? V : V - 1;
+  Avx512Activation(*activation).curve_rows(tile, V, c, ldc, rows, vectors, mask[vectors - 1]);
 }
 
 // The next call's C tile (both lines of each row), before this one's depth loop: see Prefetch.
