@@ -60,6 +60,115 @@ template <typename V, typename T> inline V load(const T* p) {
   }
 }
 template <typename V, typename T> inline V load_bcast(const T* p) { return V(to_f32(*p)); }
+
+// ---- lanes read by one gather instruction (AVX-512 or AVX2; f32 data) ----
+// Read lane by lane, each value went through a store to the stack and the vector was loaded back
+// from there, which does not forward: a kernel gathering from a table in L1 ran at half of ONNX
+// Runtime's speed. Each returns false where it does not apply (another type, no gather
+// instruction, an offset beyond 31 bits, an index out of range): the caller reads lane by lane.
+
+// Whether lanes l * step + k * stride (k in [0, extent); a negative step too) have 31-bit offsets.
+inline bool fits_gather(int64_t step, int64_t stride, int64_t extent) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  const int64_t lanes_span = (step < 0 ? -step : step) * (kLanes - 1);
+  if (stride < 0 || extent < 0 || extent > kMax || lanes_span > kMax) return false;
+  return extent <= 1 || stride <= (kMax - lanes_span) / (extent - 1);
+}
+
+#if defined(__AVX512F__)
+using LaneOffsets = __m512i;
+constexpr bool kGathersLanes = kLanes == 16;
+inline VF gather_lanes(const float* data, int64_t step, LaneOffsets offsets) {
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  offsets = _mm512_add_epi32(offsets, _mm512_mullo_epi32(iota, _mm512_set1_epi32(int32_t(step))));
+  return VF(_mm512_i32gather_ps(offsets, data, 4));
+}
+// index[l] * stride for kLanes consecutive indices, a negative one wrapped once; false where
+// one is out of range.
+template <typename I> inline bool gathered_offsets(const I* index, int64_t stride, int64_t extent, LaneOffsets& offsets) {
+  __m512i k;
+  if constexpr (sizeof(I) == 8) {
+    const __m512i n = _mm512_set1_epi64(extent), zero = _mm512_setzero_si512();
+    __m512i lo = _mm512_loadu_si512(index), hi = _mm512_loadu_si512(index + 8);
+    lo = _mm512_mask_add_epi64(lo, _mm512_cmplt_epi64_mask(lo, zero), lo, n);
+    hi = _mm512_mask_add_epi64(hi, _mm512_cmplt_epi64_mask(hi, zero), hi, n);
+    if ((_mm512_cmpge_epu64_mask(lo, n) | _mm512_cmpge_epu64_mask(hi, n)) != 0) return false;
+    k = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(lo)), _mm512_cvtepi64_epi32(hi), 1);
+  } else {
+    const __m512i n = _mm512_set1_epi32(int32_t(extent));
+    k = _mm512_loadu_si512(index);
+    k = _mm512_mask_add_epi32(k, _mm512_cmplt_epi32_mask(k, _mm512_setzero_si512()), k, n);
+    if (_mm512_cmpge_epu32_mask(k, n) != 0) return false;
+  }
+  offsets = _mm512_mullo_epi32(k, _mm512_set1_epi32(int32_t(stride)));
+  return true;
+}
+inline LaneOffsets zero_offsets() { return _mm512_setzero_si512(); }
+#elif defined(__AVX2__)
+using LaneOffsets = __m256i;
+constexpr bool kGathersLanes = kLanes == 8;
+inline VF gather_lanes(const float* data, int64_t step, LaneOffsets offsets) {
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  offsets = _mm256_add_epi32(offsets, _mm256_mullo_epi32(iota, _mm256_set1_epi32(int32_t(step))));
+  return VF(_mm256_i32gather_ps(data, offsets, 4));
+}
+template <typename I> inline bool gathered_offsets(const I* index, int64_t stride, int64_t extent, LaneOffsets& offsets) {
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i k, bad;
+  if constexpr (sizeof(I) == 8) {
+    const __m256i n = _mm256_set1_epi64x(extent), last = _mm256_set1_epi64x(extent - 1);
+    __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(index));
+    __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(index + 4));
+    lo = _mm256_add_epi64(lo, _mm256_and_si256(_mm256_cmpgt_epi64(zero, lo), n));
+    hi = _mm256_add_epi64(hi, _mm256_and_si256(_mm256_cmpgt_epi64(zero, hi), n));
+    bad = _mm256_or_si256(_mm256_or_si256(_mm256_cmpgt_epi64(zero, lo), _mm256_cmpgt_epi64(lo, last)),
+                          _mm256_or_si256(_mm256_cmpgt_epi64(zero, hi), _mm256_cmpgt_epi64(hi, last)));
+    const __m256i low_words = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    k = _mm256_set_m128i(_mm256_castsi256_si128(_mm256_permutevar8x32_epi32(hi, low_words)),
+                         _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(lo, low_words)));
+  } else {
+    const __m256i n = _mm256_set1_epi32(int32_t(extent)), last = _mm256_set1_epi32(int32_t(extent - 1));
+    k = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(index));
+    k = _mm256_add_epi32(k, _mm256_and_si256(_mm256_cmpgt_epi32(zero, k), n));
+    bad = _mm256_or_si256(_mm256_cmpgt_epi32(zero, k), _mm256_cmpgt_epi32(k, last));
+  }
+  if (!_mm256_testz_si256(bad, bad)) return false;
+  offsets = _mm256_mullo_epi32(k, _mm256_set1_epi32(int32_t(stride)));
+  return true;
+}
+inline LaneOffsets zero_offsets() { return _mm256_setzero_si256(); }
+#else
+constexpr bool kGathersLanes = false;
+#endif
+
+// Lane l = p[l * stride].
+template <typename T> inline bool gathers_strided(const T* p, int64_t stride, VF& out) {
+#if defined(__AVX512F__) || defined(__AVX2__)
+  if constexpr (kGathersLanes && std::is_same_v<T, float>) {
+    if (!fits_gather(stride, 0, 0)) return false;
+    out = gather_lanes(p, stride, zero_offsets());
+    return true;
+  }
+#endif
+  (void)p, (void)stride, (void)out;
+  return false;
+}
+
+// Lane l = data[l * step + index[l] * stride], index[l] in [-extent, extent) (load_gathered).
+template <typename T, typename I>
+inline bool gathers_indexed(const T* data, int64_t step, const I* index, int64_t stride, int64_t extent, VF& out) {
+#if defined(__AVX512F__) || defined(__AVX2__)
+  if constexpr (kGathersLanes && std::is_same_v<T, float> && std::is_signed_v<I> && (sizeof(I) == 4 || sizeof(I) == 8)) {
+    LaneOffsets offsets;
+    if (!fits_gather(step, stride, extent) || !gathered_offsets(index, stride, extent, offsets)) return false;
+    out = gather_lanes(data, step, offsets);
+    return true;
+  }
+#endif
+  (void)data, (void)step, (void)index, (void)stride, (void)extent, (void)out;
+  return false;
+}
+
 template <typename V, typename T> inline V load_strided(const T* p, int64_t stride) {
   if constexpr (kIsPack<V>) {
     V r;
@@ -68,6 +177,7 @@ template <typename V, typename T> inline V load_strided(const T* p, int64_t stri
   } else if constexpr (std::is_same_v<V, float>) {
     return to_f32(*p);
   } else {
+    if (VF v; gathers_strided(p, stride, v)) return v;
     alignas(64) float tmp[kLanes];
     for (int64_t i = 0; i < kLanes; ++i) tmp[i] = to_f32(p[i * stride]);
     return VF::load_aligned(tmp);
@@ -122,6 +232,7 @@ inline V load_gathered(const T* data, int64_t data_step, const I* index, int64_t
   } else if constexpr (std::is_same_v<V, float>) {
     return to_f32(data[gathered_offset(int64_t(index[0]), stride, extent, error, gather)]);
   } else {
+    if (VF v; index_step == 1 && gathers_indexed(data, data_step, index, stride, extent, v)) return v;
     alignas(64) float tmp[kLanes];
     for (int64_t l = 0; l < kLanes; ++l) {
       tmp[l] = to_f32(data[l * data_step + gathered_offset(int64_t(index[l * index_step]), stride, extent, error, gather)]);
