@@ -125,6 +125,10 @@ PlanSummary summarize_plans(const Graph& graph) {
     summary.steps.push_back(describe_step(fused.plan.steps[i], roles));
     summary.steps.back().per_shape = per_shape[i];
   }
+  for (size_t c = 0; c < fused.plan.row_chains.size(); ++c) {
+    const fusion::RowChain& chain = fused.plan.row_chains[c];
+    for (size_t s : {chain.first_product, chain.kernel, chain.second_product}) summary.steps[s].row_chain = static_cast<int>(c);
+  }
   summary.kernels_fused = fusion::run_time_launches(fused.plan, per_shape);
   summary.kernels_unfused = fusion::run_time_launches(unfused.plan, fusion::find_shape_only_steps(unfused.plan));
   summary.bytes_fused = fused.plan.compulsory_bytes();
@@ -175,6 +179,7 @@ nlohmann::json step_to_json(const PlanStepInfo& step) {
   json["outputs"] = tensors_to_json(step.outputs);
   json["bytes"] = bytes_to_json(step.bytes);
   if (step.per_shape) json["per_shape"] = true;
+  if (step.row_chain >= 0) json["row_chain"] = step.row_chain;
   return json;
 }
 
@@ -220,6 +225,7 @@ std::string plan_to_table(const PlanSummary& plan) {
     const PlanStepInfo& step = plan.steps[i];
     std::string kind(fusion::step_kind_name(step.kind));
     if (step.per_shape) kind += " (per shape)";
+    if (step.row_chain >= 0) kind += fmt::format(" (row chain {})", step.row_chain);
     rows.push_back({std::to_string(i), kind, step.name, ops_text(step), step.bytes.to_string()});
   }
   return out + render_table(rows);

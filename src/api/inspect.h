@@ -47,6 +47,7 @@ struct PlanStepInfo {
   std::vector<TensorInfo> outputs;
   Dim bytes;                          // compulsory bytes (fusion::step_bytes)
   bool per_shape = false;             // computed once per set of input shapes, not on every run
+  int row_chain = -1;                 // the row chain (fusion/row_chains.h) it runs in, or -1
 };
 
 struct PlanSummary {

@@ -87,6 +87,7 @@ struct Executor::Impl : runtime::KernelProvider {
   runtime::ThreadTeam& team;
   std::vector<bool> shape_only;  // per step: computed when shapes are prepared, not run
   runtime::GemmBlocking default_blocking;  // of the library calls, unless tuned
+  int64_t row_chain_band_bytes = int64_t{1} << 20;  // half of L2 (runtime::RunOptions), set with the blocking
   // Per If step run by a branch call: its branches' executors (owned by the call), for packaging.
   std::map<size_t, std::pair<const BranchExecutor*, const BranchExecutor*>> branches;
   // What building and tuning kernels needs; kept because the first run may still tune.
@@ -106,7 +107,9 @@ struct Executor::Impl : runtime::KernelProvider {
     shape_only = fusion::find_shape_only_steps(plan);
     compile_kernels_and_prepare_library_calls();
     runner = std::make_unique<runtime::StepRunner>(graph, plan, kernel_steps(), library_calls, shape_only, team, *this,
-                                                   runtime::RunOptions{o.profile, o.max_prepared_shapes, o.superkernel, o.superkernel_floor_ns}, counters);
+                                                   runtime::RunOptions{o.profile, o.max_prepared_shapes, o.superkernel, o.superkernel_floor_ns,
+                                                                       row_chain_band_bytes},
+                                                   counters);
   }
 
   // GEMM, convolution and the host steps the runtime has its own code for; constant weights are
@@ -119,6 +122,7 @@ struct Executor::Impl : runtime::KernelProvider {
                                          : has_kernels()  ? hardware
                                                           : tiling::detect_hardware();
     const runtime::GemmBlocking blocking = default_blocking = runtime::default_blocking(caches.l1d_bytes, caches.l2_bytes);
+    row_chain_band_bytes = caches.l2_bytes / 2;
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];
       if (!runtime::runs_on_its_node(step, shape_only[i])) continue;

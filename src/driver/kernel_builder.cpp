@@ -58,6 +58,7 @@ std::unique_ptr<build::StaticKernelStore> tuned_store(const fusion::FusedKernel&
   nlohmann::json meta = common_meta(c, bucket ? tiling::CompilePath::Jit : tiling::CompilePath::StaticOne);
   meta["device_limit"] = c.device_limit;
   if (bucket) meta["shape_bucket"] = bucket->key;
+  if (kernel.row_by_row) meta["row_by_row"] = true;  // its own tilings (tiling_space.h), so its own winner
   build::ArtifactRequest request{kernel.name + "_" + short_hash(identity), identity, meta};
   return std::make_unique<build::StaticKernelStore>(c.cache, std::move(request), c.toolchain);
 }

@@ -1,7 +1,11 @@
 #include "fusion/execution_plan.h"
 
+#include <cstdlib>
+#include <string_view>
+
 #include "fusion/concat_in_place.h"
 #include "fusion/planner.h"
+#include "fusion/row_chains.h"
 #include "ir/graph_clone.h"
 #include "passes/batch_norm_folding.h"
 #include "passes/concat_slice_folding.h"
@@ -46,7 +50,11 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
   PlannerOptions options;
   options.fuse = fuse;
   planned.plan = plan_fusion(planned.graph, passes::PatternRegistry::with_builtins(), options);
-  if (fuse) place_concats_in_place(planned.plan, planned.graph);
+  if (fuse) {
+    place_concats_in_place(planned.plan, planned.graph);
+    const char* chains = std::getenv("TILEFUSE_ROW_CHAINS");  // "0": every step on its own (for comparison)
+    if (chains == nullptr || std::string_view(chains) != "0") chain_rows(planned.plan, planned.graph);
+  }
   return planned;
 }
 

@@ -88,6 +88,10 @@ std::string print_plan(const FusionPlan& plan) {
     }
     out += "\n  in: " + value_list(k.inputs) + "\n  out: " + value_list(k.outputs) + "\n";
   }
+  for (const RowChain& c : plan.row_chains) {
+    out += fmt::format("row chain '{}' -> {} -> '{}'\n", plan.steps[c.first_product].node->name,
+                       plan.steps[c.kernel].kernel.name, plan.steps[c.second_product].node->name);
+  }
   return out;
 }
 

@@ -19,6 +19,9 @@ struct FusedKernel {
   std::vector<Value*> outputs;         // written to memory: used outside or graph outputs
   std::vector<std::string> patterns;   // the patterns whose matches merged it, in merge order
   IterationSpace space;
+  // In a row chain (row_chains.h): each block is one row, and outputs are never streamed past
+  // the caches, so the chain can run it on a band of rows that the next product reads from cache.
+  bool row_by_row = false;
 
   // Compulsory traffic: every input read once, every output written once.
   Dim bytes_read() const;
@@ -34,9 +37,16 @@ struct PlanStep {
   Node* node = nullptr;    // for the other kinds
 };
 
+// Three consecutive steps that run a band of rows at a time (row_chains.h): a product, the
+// kernel that turns each of its rows into a row of the next product's A, and that product.
+struct RowChain {
+  size_t first_product = 0, kernel = 0, second_product = 0;  // step indices
+};
+
 struct FusionPlan {
   std::string graph_name;
   std::vector<PlanStep> steps;
+  std::vector<RowChain> row_chains;
 
   int64_t num_kernels() const;       // generated kernels + library calls + host ops: launches
   Dim compulsory_bytes() const;      // over all steps except views

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "fusion/fusion_plan.h"
@@ -40,6 +41,13 @@ class LibraryCall {
   // convolutions (depthwise, maps in lanes) and every other op.
   virtual bool tunes_blocking() const { return false; }
   virtual void set_blocking(const GemmBlocking& /*blocking*/) {}
+  // For a MatMul in a row chain (fusion/row_chains.h), which solves it a band of rows at a time:
+  // the problems run() would solve for these operands, one per batch in order, unsolved; empty
+  // where the call has none to hand out (OpenBLAS, batches whose rows it gathers first).
+  virtual std::span<const GemmProblem> row_problems(const std::vector<Tensor>& /*inputs*/,
+                                                    std::vector<Tensor>& /*outputs*/) {
+    return {};
+  }
   // The blocking in use, for a call that tunes_blocking (a model package records it).
   virtual GemmBlocking blocking() const { return {}; }
 };

@@ -155,28 +155,21 @@ class MatMulCall : public LibraryCall {
 
   void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
     const MatMulShape& s = shape_of(in[0], in[1]);
-    const float* a = in[0].data<float>();
-    const float* b = in[1].data<float>();
-    float* c = outs[0].data<float>();
-    const float* bias = in.size() > 2 && in[2].defined() ? in[2].data<float>() : nullptr;  // FusedMatMul's [N]
-    if (!own_gemm_engine()) return run_openblas(team, s, a, b, bias, c);
-    const bool gathered = s.gathers_rows();
-    const int64_t batches = gathered ? 1 : s.batches();
-    problems_.resize(static_cast<size_t>(batches));
-    for (int64_t i = 0; i < batches; ++i) {
-      GemmProblem& p = problems_[i];
-      p = GemmProblem{};
-      p.m = s.m, p.n = s.n, p.k = s.k;
-      p.a.view = s.a_matrix, p.a.view.data = a + s.a_offsets[i];
-      if (gathered) p.m = s.m * s.batches(), p.a.view = gather_rows(team, s, a);
-      p.b.view = s.b_matrix, p.b.view.data = b + s.b_offsets[i];
-      if (!packed_.empty()) p.b.packed = &packed_[s.b_offsets[i] / std::max<int64_t>(1, s.k * s.n)];
-      p.c = c + s.c_offsets[i], p.ldc = s.ldc;
-      p.col_bias = bias;
-      if (!activation_.identity()) p.activation = &activation_;
-      p.bf16 = bf16_;  // attention's products too, whose B is computed during the run
+    if (!own_gemm_engine()) {
+      const float* bias = in.size() > 2 && in[2].defined() ? in[2].data<float>() : nullptr;  // FusedMatMul's [N]
+      return run_openblas(team, s, in[0].data<float>(), in[1].data<float>(), bias, outs[0].data<float>());
     }
+    const bool gathered = s.gathers_rows();
+    fill_problems(s, in, outs, gathered ? 1 : s.batches());
+    if (gathered) problems_[0].m = s.m * s.batches(), problems_[0].a.view = gather_rows(team, s, in[0].data<float>());
     sgemm(team, problems_, blocking_);
+  }
+
+  std::span<const GemmProblem> row_problems(const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
+    const MatMulShape& s = shape_of(in[0], in[1]);
+    if (!own_gemm_engine() || s.gathers_rows()) return {};
+    fill_problems(s, in, outs, s.batches());
+    return problems_;
   }
 
   size_t packed_bytes() const override { return total_bytes(packed_); }
@@ -231,6 +224,27 @@ class MatMulCall : public LibraryCall {
       }
     });
     return {rows_.data(), s.k, 1};
+  }
+
+  // problems_: the first `batches` batches of the product, each its own problem.
+  void fill_problems(const MatMulShape& s, const std::vector<Tensor>& in, std::vector<Tensor>& outs, int64_t batches) {
+    const float* a = in[0].data<float>();
+    const float* b = in[1].data<float>();
+    float* c = outs[0].data<float>();
+    const float* bias = in.size() > 2 && in[2].defined() ? in[2].data<float>() : nullptr;  // FusedMatMul's [N]
+    problems_.resize(static_cast<size_t>(batches));
+    for (int64_t i = 0; i < batches; ++i) {
+      GemmProblem& p = problems_[i];
+      p = GemmProblem{};
+      p.m = s.m, p.n = s.n, p.k = s.k;
+      p.a.view = s.a_matrix, p.a.view.data = a + s.a_offsets[i];
+      p.b.view = s.b_matrix, p.b.view.data = b + s.b_offsets[i];
+      if (!packed_.empty()) p.b.packed = &packed_[s.b_offsets[i] / std::max<int64_t>(1, s.k * s.n)];
+      p.c = c + s.c_offsets[i], p.ldc = s.ldc;
+      p.col_bias = bias;
+      if (!activation_.identity()) p.activation = &activation_;
+      p.bf16 = bf16_;  // attention's products too, whose B is computed during the run
+    }
   }
 
   // The batches and strides of these operand shapes: worked out again only when they change.

@@ -10,6 +10,7 @@
 #include <shared_mutex>
 
 #include "fusion/concat_in_place.h"
+#include "runtime/row_chain.h"
 #include "fusion/execution_plan.h"
 #include "ir/checked_size.h"
 #include "ir/error.h"
@@ -117,12 +118,21 @@ struct StepRunner::Impl {
   // each call has its own mutex.
   std::mutex team_mutex;
   std::unique_ptr<std::mutex[]> call_mutex;  // per step, used on a one-worker team
+  // Per step, the row chain (fusion/row_chains.h) it belongs to, or -1. A chain runs as its first
+  // step; its other two do not run on their own.
+  std::vector<int> chain_of;
 
   Impl(const Graph& g, const fusion::FusionPlan& p, std::vector<KernelStep> k,
        const std::vector<std::unique_ptr<LibraryCall>>& calls, std::vector<bool> only, ThreadTeam& t,
        KernelProvider& kp, const RunOptions& o, RunCounters& c)
       : graph(g), plan(p), kernel_steps(std::move(k)), library_calls(calls), shape_only(std::move(only)), team(t),
-        provider(kp), options(o), counters(c), call_mutex(std::make_unique<std::mutex[]>(p.steps.size())) {
+        provider(kp), options(o), counters(c), call_mutex(std::make_unique<std::mutex[]>(p.steps.size())),
+        chain_of(p.steps.size(), -1) {
+    for (size_t c = 0; c < plan.row_chains.size(); ++c) {
+      const fusion::RowChain& chain = plan.row_chains[c];
+      if (!library_calls[chain.first_product] || !library_calls[chain.second_product]) continue;  // prepared without
+      for (size_t s : {chain.first_product, chain.kernel, chain.second_product}) chain_of[s] = static_cast<int>(c);
+    }
     for (const auto& step : plan.steps) {
       if (step.kind != fusion::StepKind::View) continue;
       const Node& n = *step.node;
@@ -202,6 +212,13 @@ struct StepRunner::Impl {
     const auto& outs = graph.outputs();
     return v->constant || std::find(ins.begin(), ins.end(), v) != ins.end() ||
            std::find(outs.begin(), outs.end(), v) != outs.end();
+  }
+
+  // The steps [first, last] that run together with step i: its row chain's, or i alone.
+  std::pair<int, int> chain_span(size_t i) const {
+    if (chain_of[i] < 0) return {static_cast<int>(i), static_cast<int>(i)};
+    const fusion::RowChain& c = plan.row_chains[static_cast<size_t>(chain_of[i])];
+    return {static_cast<int>(c.first_product), static_cast<int>(c.second_product)};
   }
 
   std::vector<const Value*> step_outputs(const fusion::PlanStep& step) const {
@@ -325,15 +342,17 @@ struct StepRunner::Impl {
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& step = plan.steps[i];
       if (step.kind == fusion::StepKind::View || shape_only[i]) continue;
-      int s = static_cast<int>(i);
+      // A row chain's steps run at once: what they write lives from its first, what they read
+      // to its last.
+      const auto [first, last] = chain_span(i);
       for (const Value* out : step_outputs(step)) {
         const Value* owner = root(out);  // a Concat in place's result lives from its first input's step
         if (is_graph_io(owner)) continue;
-        lifetimes.try_emplace(owner, BufferRequest{value_bytes(owner, p.shapes.at(owner)), s, s});
+        lifetimes.try_emplace(owner, BufferRequest{value_bytes(owner, p.shapes.at(owner)), first, first});
       }
       for (const Value* in : step_inputs(step)) {
         auto it = lifetimes.find(root(in));
-        if (it != lifetimes.end()) it->second.last_step = s;
+        if (it != lifetimes.end()) it->second.last_step = std::max(it->second.last_step, last);
       }
     }
     for (const Value* out : graph.outputs()) {
@@ -488,7 +507,9 @@ struct StepRunner::Impl {
     if (!view.defined() || view.raw() != data) view = Tensor::view(v->dtype, p.shapes.at(v), data);
   }
 
-  void run_library_call(size_t i, Prepared& p) {
+  // Library call i's inputs and outputs as tensors over this run's buffers (p.call_inputs[i],
+  // p.call_outputs[i]).
+  void bind_call(size_t i, Prepared& p) {
     const Node& node = *plan.steps[i].node;
     std::vector<Tensor>& ins = p.call_inputs[i];
     std::vector<Tensor>& outs = p.call_outputs[i];
@@ -506,9 +527,60 @@ struct StepRunner::Impl {
     for (size_t j = 0; j < node.outputs.size(); ++j) {
       if (has_buffer(p, node.outputs[j])) refresh_view(outs[j], node.outputs[j], p);  // else an unused output
     }
-    std::unique_lock<std::mutex> lock;
-    if (team.size() == 1) lock = std::unique_lock(call_mutex[i]);  // else the run holds team_mutex
-    library_calls[i]->run(team, ins, outs);
+  }
+
+  // A call keeps scratch between runs: on a one-worker team each has its own mutex (else the run
+  // holds team_mutex).
+  std::unique_lock<std::mutex> lock_call(size_t i) {
+    return team.size() == 1 ? std::unique_lock(call_mutex[i]) : std::unique_lock<std::mutex>();
+  }
+
+  void run_library_call(size_t i, Prepared& p) {
+    bind_call(i, p);
+    const auto lock = lock_call(i);
+    library_calls[i]->run(team, p.call_inputs[i], p.call_outputs[i]);
+  }
+
+  // A row chain, a band of rows at a time (runtime/row_chain.h); step by step while its kernel
+  // awaits tuning (its first launch measures its candidates on the whole tensors) or where the
+  // products do not line up with the kernel's rows at this run's shapes.
+  void run_row_chain_steps(const fusion::RowChain& c, Prepared& p) {
+    StepKernel& kernel = *p.kernels[c.kernel];
+    if (!kernel.needs_tuning()) {
+      bind_kernel(c.kernel, p);
+      bind_call(c.first_product, p);
+      bind_call(c.second_product, p);
+      const auto first_lock = lock_call(c.first_product);
+      const auto second_lock = lock_call(c.second_product);
+      LibraryCall& first_call = *library_calls[c.first_product];
+      LibraryCall& second_call = *library_calls[c.second_product];
+      const auto first = first_call.row_problems(p.call_inputs[c.first_product], p.call_outputs[c.first_product]);
+      const auto second = second_call.row_problems(p.call_inputs[c.second_product], p.call_outputs[c.second_product]);
+      if (row_chain_fits(first, second, p.kernel_blocks[c.kernel])) {
+        const KernelLibrary& library = *kernel.library;
+        const std::vector<const Value*>& values = kernel_steps[c.kernel].buffers;
+        const auto x_at = std::find(values.begin(), values.end(), plan.steps[c.first_product].node->outputs[0]);
+        const auto y_at = std::find(values.begin(), values.end(), plan.steps[c.kernel].kernel.outputs[0]);
+        const int64_t row_length = p.shapes.at(plan.steps[c.kernel].kernel.outputs[0]).back();
+        const auto kernel_rows = [&](int worker, int64_t row0, int64_t row1, const float* x, float* y) {
+          // The kernel addresses row r at r * L from its buffers' starts: the bands' addresses
+          // less row0's offset.
+          thread_local std::vector<void*> buffers;
+          buffers = p.kernel_buffers[c.kernel];
+          const auto shift = static_cast<uintptr_t>(row0 * row_length) * sizeof(float);
+          buffers[static_cast<size_t>(x_at - values.begin())] = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(x) - shift);
+          buffers[static_cast<size_t>(y_at - values.begin())] = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(y) - shift);
+          library.run_blocks(buffers.data(), p.kernel_symbols[c.kernel].data(), team.size(), row0, row1,
+                             p.scratch[worker].data());
+        };
+        run_row_chain(team, first, second, kernel_rows, first_call.blocking(), second_call.blocking(),
+                      options.row_chain_band_bytes);
+        return;
+      }
+    }
+    run_library_call(c.first_product, p);
+    run_kernel_step(c.kernel, p);
+    run_library_call(c.second_product, p);
   }
 
   void run_node_step_timed(size_t i, Prepared& p) {
@@ -519,6 +591,7 @@ struct StepRunner::Impl {
   }
 
   void run_node_step(size_t i, Prepared& p) {
+    if (chain_of[i] >= 0) return run_row_chain_steps(plan.row_chains[static_cast<size_t>(chain_of[i])], p);
     if (library_calls[i] != nullptr) return run_library_call(i, p);
     const Node& node = *plan.steps[i].node;
     std::vector<Tensor> ins;
@@ -722,7 +795,10 @@ struct StepRunner::Impl {
     counters.superkernel = region.on;
   }
 
-  bool runs(size_t i) const { return plan.steps[i].kind != fusion::StepKind::View && !shape_only[i]; }
+  bool runs(size_t i) const {
+    const bool chain_tail = chain_of[i] >= 0 && plan.row_chains[static_cast<size_t>(chain_of[i])].first_product != i;
+    return plan.steps[i].kind != fusion::StepKind::View && !shape_only[i] && !chain_tail;
+  }
 
   void run_step_by_step(Prepared& p) {
     for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -813,9 +889,14 @@ struct StepRunner::Impl {
       } else {
         in.max_workers = library_calls[i] != nullptr ? team.size() : 1;  // the reference kernels are serial
       }
-      in.work_ns = estimated_step_ns(static_cast<double>(step_bytes(step, p)), step_flops(step, p));
-      for (const Value* v : step_inputs(step)) add_bytes_of(v, p, in.reads);
-      for (const Value* v : step_outputs(step)) add_bytes_of(v, p, in.writes);
+      // A row chain is its first step with the reads, writes and work of all three.
+      const auto [first, last] = chain_span(i);
+      for (auto s = static_cast<size_t>(first); s <= static_cast<size_t>(last); ++s) {
+        const auto& part = plan.steps[s];
+        in.work_ns += estimated_step_ns(static_cast<double>(step_bytes(part, p)), step_flops(part, p));
+        for (const Value* v : step_inputs(part)) add_bytes_of(v, p, in.reads);
+        for (const Value* v : step_outputs(part)) add_bytes_of(v, p, in.writes);
+      }
       steps.push_back(std::move(in));
     }
     p.region_schedule = schedule_region(steps, team.size(), floor_ns);

@@ -74,6 +74,9 @@ struct RunOptions {
   // With `on`: steps estimated below this run on one worker (superkernel_schedule.h); 0 splits
   // every step over every worker it can use, as the tests do to exercise the synchronisation.
   double superkernel_floor_ns = kDefaultParallelFloorNs;
+  // A row chain's band (fusion/row_chains.h): the bytes of its intermediates' rows a worker
+  // keeps at once, half of its L2.
+  int64_t row_chain_band_bytes = int64_t{1} << 20;
 };
 
 struct RunCounters {

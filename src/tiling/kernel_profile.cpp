@@ -64,6 +64,7 @@ KernelProfile profile_kernel(const fusion::FusedKernel& kernel, const SymbolBind
   if (nest.tiles_columns()) p.columns = std::max<int64_t>(1, nest.inner.back().extent.evaluate(bindings));
   p.passes = nest.reduces ? count_passes(kernel) : 1;
   p.walks_across_rows = nest.walks_across_rows(kernel.inputs);
+  p.row_by_row = kernel.row_by_row;
   for (const Value* in : kernel.inputs) {
     int64_t bytes = value_bytes(in, bindings);
     // A column reduction's units also differ by column tile.

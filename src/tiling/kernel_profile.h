@@ -26,6 +26,7 @@ struct KernelProfile {
   double cycles_per_element = 0;    // vector arithmetic per domain element, in cycles per lane
   bool has_streamed_contiguous_input = false;  // something software prefetch can help
   bool walks_across_rows = false;  // loads strided along the vectorised axis (fusion/loop_nest.h)
+  bool row_by_row = false;  // in a row chain: a block per row, stores that stay in cache (FusedKernel)
 
   int64_t elements() const { return outer * inner; }
   int64_t column_tiles(int64_t column_tile) const {

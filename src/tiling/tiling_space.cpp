@@ -61,12 +61,13 @@ int64_t units_of(const KernelProfile& p, int64_t column_tile) {
 std::vector<KernelTiling> enumerate_tilings(const KernelProfile& p, int device_limit) {
   std::vector<KernelTiling> out;
   std::set<std::string> seen;
-  const std::vector<bool> stream = p.streamable_write_bytes > 0 ? std::vector<bool>{false, true} : std::vector<bool>{false};
+  const bool may_stream = p.streamable_write_bytes > 0 && !p.row_by_row;
+  const std::vector<bool> stream = may_stream ? std::vector<bool>{false, true} : std::vector<bool>{false};
   for (int64_t bd : block_dims(device_limit)) {
     for (int64_t ct : column_tiles(p)) {
       const int64_t units = units_of(p, ct);
       for (int64_t blocks_per_worker : {1, 2, 4, 8}) {
-        const int64_t blocks = std::min(units, bd * blocks_per_worker);
+        const int64_t blocks = p.row_by_row ? units : std::min(units, bd * blocks_per_worker);
         const int64_t upb = (units + blocks - 1) / blocks;
         for (bool nt : stream) {
           for (int64_t pf : prefetch_distances(p)) {
