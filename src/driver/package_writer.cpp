@@ -262,6 +262,13 @@ json step_json(size_t i, const PackageContents& c, const PackagedKernel* k, cons
   return s;
 }
 
+// Each row chain (fusion/row_chains.h) as its three step indices.
+json row_chains_json(const fusion::FusionPlan& plan) {
+  json out = json::array();
+  for (const fusion::RowChain& c : plan.row_chains) out.push_back({c.first_product, c.kernel, c.second_product});
+  return out;
+}
+
 json manifest(const PackageContents& c, const std::vector<PackagedKernel>& kernels, const std::vector<json>& packed,
               const std::vector<json>& branches, const fs::path& dir) {
   json steps = json::array();
@@ -291,6 +298,7 @@ json manifest(const PackageContents& c, const std::vector<PackagedKernel>& kerne
           {"inputs", value_specs(c.graph.inputs())},
           {"outputs", value_specs(c.graph.outputs())},
           {"steps", steps},
+          {"row_chains", row_chains_json(c.plan)},
           {"files", files}};
 }
 

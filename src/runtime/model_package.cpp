@@ -277,6 +277,16 @@ struct PackagedModel : Executable::Impl, KernelProvider {
       }
     }
     shape_only = fusion::find_shape_only_steps(plan);
+    // Packages written before row chains have none: their steps then run one by one.
+    for (const json& c : manifest.value("row_chains", json::array())) {
+      const fusion::RowChain chain{c.at(0).get<size_t>(), c.at(1).get<size_t>(), c.at(2).get<size_t>()};
+      if (chain.second_product >= plan.steps.size() || chain.first_product + 1 != chain.kernel ||
+          chain.kernel + 1 != chain.second_product || plan.steps[chain.kernel].kind != fusion::StepKind::Kernel) {
+        fail_package(dir / package::kManifest, "row chain {} names steps that are not a product, a kernel and a product", c.dump());
+      }
+      plan.steps[chain.kernel].kernel.row_by_row = true;
+      plan.row_chains.push_back(chain);
+    }
   }
 
   void load_kernels() {
