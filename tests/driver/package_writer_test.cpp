@@ -179,6 +179,45 @@ TEST(PackageWriter, Bf16ProductsSurviveTheRoundTrip) {
   expect_same(loaded.run(inputs(32)), reference::run_graph(g, inputs(32)), g, 2e-2);
 }
 
+// softmax(q kt) v over 4 MiB of scores: a row chain (fusion/row_chains.h). The manifest lists
+// it, the loaded package runs it and computes the executor's bits; a chain that names other
+// steps is refused.
+Graph attention() {
+  Graph g;
+  Value* q = g.add_input("q", DType::f32, {Dim(1), Dim(1024), Dim(16)});
+  Value* kt = g.add_input("kt", DType::f32, {Dim(1), Dim(16), Dim(1024)});
+  Value* v = g.add_input("v", DType::f32, {Dim(1), Dim(1024), Dim(16)});
+  Value* s = g.add_node("MatMul", "scores", {q, kt}, {"s"})->outputs[0];
+  Value* p = g.add_node("Softmax", "softmax", {s}, {"p"}, {{"axis", int64_t{-1}}})->outputs[0];
+  g.set_outputs({g.add_node("MatMul", "weighted", {p, v}, {"y"})->outputs[0]});
+  g.infer_shapes();
+  return g;
+}
+
+TEST(PackageWriter, RowChainsSurviveTheRoundTrip) {
+  TempDir dir;
+  const Graph g = attention();
+  const std::map<std::string, Tensor> in = {
+      {"q", random_tensor({1, 1024, 16}, 8)}, {"kt", random_tensor({1, 16, 1024}, 9)}, {"v", random_tensor({1, 1024, 16}, 10)}};
+  ExecutorCounters counters;
+  Executor exe(g, options(1), counters);
+  ASSERT_EQ(exe.plan().row_chains.size(), 1u);
+  exe.run(in);  // its kernel's first launch, step by step
+  const std::vector<Tensor> expected = exe.run(in);
+  expect_same({{"y", expected[0]}}, reference::run_graph(g, in), g, 1e-5);
+  const std::string path = dir.file("attention.tfx");
+  exe.save_package(path);
+  nlohmann::json manifest = read_json(fs::path(path) / "manifest.json");
+  const fusion::RowChain& c = exe.plan().row_chains[0];
+  EXPECT_EQ(manifest.at("row_chains"), nlohmann::json::array({{c.first_product, c.kernel, c.second_product}}));
+  const Executable loaded = Executable::load(path);
+  expect_same(loaded.run(in), expected, g, 0);
+
+  manifest["row_chains"] = nlohmann::json::array({{c.kernel, c.first_product, c.second_product}});
+  write_json(fs::path(path) / "manifest.json", manifest);
+  EXPECT_NE(load_error(path).find("row chain"), std::string::npos);
+}
+
 TEST(PackageWriter, SymbolicDimsRunAtEverySizeOnTheGenericKernels) {
   TempDir dir;
   const Graph g = model(Dim::symbol("N"));
