@@ -15,6 +15,7 @@
 
 #include "codegen/gather_lanes_eval.h"
 #include "codegen/probe_library.h"
+#include "codegen/probe_targets.h"
 
 namespace {
 
@@ -121,16 +122,10 @@ TEST(GatherLanes, TestIsaReadsAsLaneByLane) {
   expect_wide_offsets_read_lane_by_lane(tf_test::eval_gather, "test ISA");
 }
 
-struct Target {
-  const char* march;
-  bool runs;
-};
-void PrintTo(const Target& target, std::ostream* out) { *out << "-march=" << target.march; }
-
-class GatherLanesOnTarget : public testing::TestWithParam<Target> {};
+class GatherLanesOnTarget : public testing::TestWithParam<tf_test::ProbeTarget> {};
 
 TEST_P(GatherLanesOnTarget, ReadsAsLaneByLane) {
-  const Target target = GetParam();
+  const tf_test::ProbeTarget target = GetParam();
   if (!target.runs) GTEST_SKIP() << "this CPU cannot run -march=" << target.march;
   const Probe probe(target.march);
   const Evals evals = probe.evals();
@@ -139,23 +134,6 @@ TEST_P(GatherLanesOnTarget, ReadsAsLaneByLane) {
   expect_wide_offsets_read_lane_by_lane(evals.gather, std::string("-march=") + target.march);
 }
 
-#if defined(__x86_64__)
-bool runs_x86_64_v3() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
-}
-
-INSTANTIATE_TEST_SUITE_P(Targets, GatherLanesOnTarget,
-                         testing::Values(Target{"native", true}, Target{"x86-64", true},
-                                         Target{"x86-64-v3", runs_x86_64_v3()}),
-                         [](const testing::TestParamInfo<Target>& info) {
-                           std::string n = info.param.march;
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
-#else
-INSTANTIATE_TEST_SUITE_P(Targets, GatherLanesOnTarget, testing::Values(Target{"native", true}),
-                         [](const testing::TestParamInfo<Target>&) { return std::string("native"); });
-#endif
+INSTANTIATE_TEST_SUITE_P(Targets, GatherLanesOnTarget, testing::ValuesIn(tf_test::probe_targets()), tf_test::probe_target_name);
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "codegen/half_lanes_eval.h"
 #include "codegen/probe_library.h"
+#include "codegen/probe_targets.h"
 
 namespace {
 
@@ -139,18 +140,10 @@ void expect_all(const Eval& eval, const std::string& target) {
 
 TEST(HalfLanes, TestIsaConvertsAsTheScalarConversions) { expect_all(tf_test::eval_half, "test ISA"); }
 
-// The targets a kernel may meet: the host (AVX-512 here), AVX2 with F16C, and baseline x86-64
-// (SSE2, no F16C: f16 goes lane by lane). A target the host cannot run is skipped.
-struct Target {
-  const char* march;
-  bool runs;
-};
-void PrintTo(const Target& target, std::ostream* out) { *out << "-march=" << target.march; }
-
-class HalfLanesOnTarget : public testing::TestWithParam<Target> {};
+class HalfLanesOnTarget : public testing::TestWithParam<tf_test::ProbeTarget> {};
 
 TEST_P(HalfLanesOnTarget, ConvertsAsTheScalarConversions) {
-  const Target target = GetParam();
+  const tf_test::ProbeTarget target = GetParam();
   if (!target.runs) GTEST_SKIP() << "this CPU cannot run -march=" << target.march;
   const Probe probe(target.march);
   const Eval eval = probe.eval();
@@ -158,24 +151,6 @@ TEST_P(HalfLanesOnTarget, ConvertsAsTheScalarConversions) {
   expect_all(eval, std::string("-march=") + target.march);
 }
 
-#if defined(__x86_64__)
-bool runs_x86_64_v3() {
-  __builtin_cpu_init();  // the parameters are made before main, maybe before the library's own init
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("bmi2");
-}
-
-INSTANTIATE_TEST_SUITE_P(Targets, HalfLanesOnTarget,
-                         testing::Values(Target{"native", true}, Target{"x86-64", true},
-                                         Target{"x86-64-v3", runs_x86_64_v3()}),
-                         [](const testing::TestParamInfo<Target>& info) {
-                           std::string n = info.param.march;
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
-#else
-INSTANTIATE_TEST_SUITE_P(Targets, HalfLanesOnTarget, testing::Values(Target{"native", true}),
-                         [](const testing::TestParamInfo<Target>&) { return std::string("native"); });
-#endif
+INSTANTIATE_TEST_SUITE_P(Targets, HalfLanesOnTarget, testing::ValuesIn(tf_test::probe_targets()), tf_test::probe_target_name);
 
 }  // namespace
