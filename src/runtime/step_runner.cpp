@@ -10,13 +10,13 @@
 #include <shared_mutex>
 
 #include "fusion/concat_in_place.h"
-#include "runtime/row_chain.h"
 #include "fusion/execution_plan.h"
 #include "ir/checked_size.h"
 #include "ir/error.h"
 #include "ir/log.h"
 #include "reference/interpreter.h"
 #include "runtime/memory_planner.h"
+#include "runtime/row_chain.h"
 #include "runtime/shape_only_values.h"
 #include "runtime/superkernel_schedule.h"
 
@@ -121,6 +121,11 @@ struct StepRunner::Impl {
   // Per step, the row chain (fusion/row_chains.h) it belongs to, or -1. A chain runs as its first
   // step; its other two do not run on their own.
   std::vector<int> chain_of;
+  // Per chain, where its kernel's buffer list has the first product's result and its own.
+  struct ChainBuffers {
+    size_t x = 0, y = 0;
+  };
+  std::vector<ChainBuffers> chain_buffers;
 
   Impl(const Graph& g, const fusion::FusionPlan& p, std::vector<KernelStep> k,
        const std::vector<std::unique_ptr<LibraryCall>>& calls, std::vector<bool> only, ThreadTeam& t,
@@ -130,6 +135,9 @@ struct StepRunner::Impl {
         chain_of(p.steps.size(), -1) {
     for (size_t c = 0; c < plan.row_chains.size(); ++c) {
       const fusion::RowChain& chain = plan.row_chains[c];
+      const std::vector<const Value*>& values = kernel_steps[chain.kernel].buffers;
+      auto at = [&](const Value* v) { return static_cast<size_t>(std::find(values.begin(), values.end(), v) - values.begin()); };
+      chain_buffers.push_back({at(plan.steps[chain.first_product].node->outputs[0]), at(plan.steps[chain.kernel].kernel.outputs[0])});
       if (!library_calls[chain.first_product] || !library_calls[chain.second_product]) continue;  // prepared without
       for (size_t s : {chain.first_product, chain.kernel, chain.second_product}) chain_of[s] = static_cast<int>(c);
     }
@@ -544,9 +552,9 @@ struct StepRunner::Impl {
   // A row chain, a band of rows at a time (runtime/row_chain.h); step by step while its kernel
   // awaits tuning (its first launch measures its candidates on the whole tensors) or where the
   // products do not line up with the kernel's rows at this run's shapes.
-  void run_row_chain_steps(const fusion::RowChain& c, Prepared& p) {
-    StepKernel& kernel = *p.kernels[c.kernel];
-    if (!kernel.needs_tuning()) {
+  void run_row_chain_steps(size_t chain, Prepared& p) {
+    const fusion::RowChain& c = plan.row_chains[chain];
+    if (!p.kernels[c.kernel]->needs_tuning()) {
       bind_kernel(c.kernel, p);
       bind_call(c.first_product, p);
       bind_call(c.second_product, p);
@@ -557,21 +565,8 @@ struct StepRunner::Impl {
       const auto first = first_call.row_problems(p.call_inputs[c.first_product], p.call_outputs[c.first_product]);
       const auto second = second_call.row_problems(p.call_inputs[c.second_product], p.call_outputs[c.second_product]);
       if (row_chain_fits(first, second, p.kernel_blocks[c.kernel])) {
-        const KernelLibrary& library = *kernel.library;
-        const std::vector<const Value*>& values = kernel_steps[c.kernel].buffers;
-        const auto x_at = std::find(values.begin(), values.end(), plan.steps[c.first_product].node->outputs[0]);
-        const auto y_at = std::find(values.begin(), values.end(), plan.steps[c.kernel].kernel.outputs[0]);
-        const int64_t row_length = p.shapes.at(plan.steps[c.kernel].kernel.outputs[0]).back();
         const auto kernel_rows = [&](int worker, int64_t row0, int64_t row1, const float* x, float* y) {
-          // The kernel addresses row r at r * L from its buffers' starts: the bands' addresses
-          // less row0's offset.
-          thread_local std::vector<void*> buffers;
-          buffers = p.kernel_buffers[c.kernel];
-          const auto shift = static_cast<uintptr_t>(row0 * row_length) * sizeof(float);
-          buffers[static_cast<size_t>(x_at - values.begin())] = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(x) - shift);
-          buffers[static_cast<size_t>(y_at - values.begin())] = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(y) - shift);
-          library.run_blocks(buffers.data(), p.kernel_symbols[c.kernel].data(), team.size(), row0, row1,
-                             p.scratch[worker].data());
+          run_chain_kernel_rows(chain, p, worker, row0, row1, x, y);
         };
         run_row_chain(team, first, second, kernel_rows, first_call.blocking(), second_call.blocking(),
                       options.row_chain_band_bytes);
@@ -583,6 +578,21 @@ struct StepRunner::Impl {
     run_library_call(c.second_product, p);
   }
 
+  // Rows [row0, row1) of a chain's kernel, reading the first product's rows from the band `x` and
+  // writing its own to the band `y`. The kernel addresses row r at r * L floats from a buffer's
+  // start, so it is handed each band's address less row0's offset.
+  void run_chain_kernel_rows(size_t chain, Prepared& p, int worker, int64_t row0, int64_t row1, const float* x,
+                             float* y) {
+    const size_t step = plan.row_chains[chain].kernel;
+    const auto shift = static_cast<uintptr_t>(row0 * p.shapes.at(plan.steps[step].kernel.outputs[0]).back()) * sizeof(float);
+    thread_local std::vector<void*> buffers;
+    buffers = p.kernel_buffers[step];
+    buffers[chain_buffers[chain].x] = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(x) - shift);
+    buffers[chain_buffers[chain].y] = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(y) - shift);
+    p.kernels[step]->library->run_blocks(buffers.data(), p.kernel_symbols[step].data(), team.size(), row0, row1,
+                                         p.scratch[worker].data());
+  }
+
   void run_node_step_timed(size_t i, Prepared& p) {
     StepProfile* profile = options.profile;
     const auto start = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
@@ -591,7 +601,7 @@ struct StepRunner::Impl {
   }
 
   void run_node_step(size_t i, Prepared& p) {
-    if (chain_of[i] >= 0) return run_row_chain_steps(plan.row_chains[static_cast<size_t>(chain_of[i])], p);
+    if (chain_of[i] >= 0) return run_row_chain_steps(static_cast<size_t>(chain_of[i]), p);
     if (library_calls[i] != nullptr) return run_library_call(i, p);
     const Node& node = *plan.steps[i].node;
     std::vector<Tensor> ins;
