@@ -15,6 +15,7 @@
 #include "passes/matmul_bias_folding.h"
 #include "passes/matmul_split_folding.h"
 #include "passes/matmul_transpose_folding.h"
+#include "passes/pad_into_conv.h"
 #include "passes/pointwise_depthwise_folding.h"
 #include "passes/decompose_composites.h"
 #include "passes/gemm_as_matmul.h"
@@ -39,6 +40,7 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
     passes::fold_matmul_transposes(planned.graph);
     passes::fold_matmul_biases(planned.graph);
     passes::fold_matmul_activations(planned.graph);  // after the biases: they come between
+    passes::fold_pads_into_convs(planned.graph);  // before the epilogues: they take Convs only
     passes::fold_conv_epilogues(planned.graph);
     passes::fold_pointwise_depthwise(planned.graph);  // after the epilogues: both keep theirs
     passes::split_as_slices(planned.graph);  // after the MatMul splits: a product's parts stay its columns

@@ -228,7 +228,28 @@ std::vector<Case> cases() {
                                                                      {{"x", filled({1, 8, 64}, 12)}}};
                  },
                  1});
+  // A zero Pad before a Conv is the Conv's padding (passes/pad_into_conv.h): no Pad step left.
+  Case padded_conv = on_input("zero_pad_into_conv", filled({1, 3, 10, 9}, 13), [](Graph& g, Value* x) {
+    Value* padded = node(g, "Pad", {x, ints(g, "pads", {0, 0, 2, 1, 0, 0, 1, 2}), g.add_constant("zero", Tensor::scalar_f32(0.0f))});
+    Value* conv = node(g, "Conv", {padded, g.add_constant("w", filled({5, 3, 3, 3}, 14)), g.add_constant("b", filled({5}, 15))},
+                       {{"pads", std::vector<int64_t>{1, 0, 0, 1}}, {"strides", std::vector<int64_t>{2, 1}}});
+    return std::vector<Value*>{node(g, "Relu", {conv})};
+  });
+  out.push_back(padded_conv);
   return out;
+}
+
+TEST(ViewFusionPlan, AZeroPadBeforeAConvLeavesNoStep) {
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {Dim(1), Dim(2), Dim(6), Dim(6)});
+  Value* padded = node(g, "Pad", {x, ints(g, "pads", {0, 0, 1, 1, 0, 0, 1, 1})});
+  g.add_output(node(g, "Conv", {padded, g.add_constant("w", filled({2, 2, 3, 3}, 16))}));
+  g.infer_shapes();
+  driver::ExecutorCounters counters;
+  driver::Executor exe(g, e2e::executor_options(), counters);
+  for (const auto& step : exe.plan().steps) {
+    EXPECT_FALSE(step.kind != fusion::StepKind::Kernel && step.node->op == "Pad") << fusion::print_plan(exe.plan());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Graphs, ViewFusion, ::testing::ValuesIn(cases()),

@@ -95,9 +95,10 @@ void infer_pad(Node& node, Graph& graph) {
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") {
     fail_user("{}: attribute 'mode' is '{}'; it must be constant, reflect, edge or wrap", node.describe(), mode);
   }
-  std::optional<Values> pads = node.has_input(1) ? known_int_values(node.input(1))
-                                                 : std::optional<Values>(Values(node.attr_ints("pads").begin(),
-                                                                                node.attr_ints("pads").end()));
+  // attr_ints returns a copy: both ends must come from one of them.
+  const std::vector<int64_t> attr_pads = node.has_input(1) ? std::vector<int64_t>{} : node.attr_ints("pads");
+  std::optional<Values> pads =
+      node.has_input(1) ? known_int_values(node.input(1)) : std::optional<Values>(Values(attr_pads.begin(), attr_pads.end()));
   require_same_dtype(node, 2, 0);
   std::vector<int64_t> axes;
   if (node.has_input(3)) {
