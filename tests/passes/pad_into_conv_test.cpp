@@ -27,7 +27,8 @@ struct PadSpec {
   bool as_attributes = false;           // opset < 11
 };
 
-// y = Conv(Pad(x [1, 3, 9, 8]), w [4, 3, 3, 3], pads 1 0 0 1) (+ `extra` readers of the padded x).
+// y = Conv(Pad(x [1, 3, 9, 8]), w [4, 3, 3, 3], conv_attrs), and a Relu of the padded x or the
+// padded x itself as outputs too where asked.
 Graph pad_conv(const PadSpec& spec, AttributeMap conv_attrs = {{"pads", std::vector<int64_t>{1, 0, 0, 1}}},
                bool relu_reads_pad = false, bool pad_is_output = false) {
   Graph g;
@@ -60,7 +61,6 @@ void expect_folded(const PadSpec& spec, AttributeMap conv_attrs, const std::vect
 }
 
 TEST(PadIntoConv, ZeroPadsAddToTheConvsOwn) {
-  SCOPED_TRACE("inputs");
   expect_folded({{0, 0, 2, 1, 0, 0, 1, 3}}, {{"pads", std::vector<int64_t>{1, 0, 0, 1}}}, {3, 1, 1, 4});
 }
 TEST(PadIntoConv, PadsAsAttributes) {
@@ -75,7 +75,6 @@ TEST(PadIntoConv, StridedAndDilated) {
 }
 
 TEST(PadIntoConv, APadReadByTwoConvsFoldsIntoBoth) {
-  Graph make;
   auto build = [] {
     Graph g;
     Value* x = g.add_input("x", DType::f32, {2, 2, 11});  // 1-D convolutions
