@@ -97,12 +97,12 @@ __attribute__((target("avx2,fma"))) inline __m256 avx2_gelu_tanh(__m256 x) {
 __attribute__((target("avx512f"))) inline __m512 avx512_exp(__m512 t) {
   const __mmask16 all = 0xffff;  // see avx512_gelu
   t = _mm512_maskz_min_ps(all, _mm512_set1_ps(kExpHi), _mm512_maskz_max_ps(all, _mm512_set1_ps(kExpLo), t));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 n = _mm512_maskz_roundscale_ps(all, _mm512_mul_ps(t, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), t));
   __m512 p = _mm512_set1_ps(kExpP[0]);
   for (size_t i = 1; i < std::size(kExpP); ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP[i]));
   p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  return _mm512_scalef_ps(p, n);
+  return _mm512_maskz_scalef_ps(all, p, n);
 }
 
 __attribute__((target("avx512f"))) inline __m512 avx512_over_one_plus_exp(__m512 y, __m512 t) {
@@ -127,7 +127,8 @@ struct ClampSteps {
 // is caller-saved, so a GEMM's store would spill its accumulators around each call (MobileNet's 1x1
 // convolutions ran 1.8-2.5x slower that way). The curves (GELU, its tanh approximation, SiLU, the
 // sigmoid) are out of line: inlined into every unrolled store they made the micro-kernels three
-// times the code. A GEMM's store applies them after the tile is stored (sgemm_avx512.cpp).
+// times the code. A GEMM's store lays the tile out in an aligned L1 buffer and applies them over
+// it in one call (curve_rows), inlined into that call's loop.
 // max(lo, g) and min(hi, g) return g when it is NaN, as FusedActivation's scalar form does.
 struct Avx2Activation {
   __m256 scale, shift, lo, hi;
@@ -144,7 +145,29 @@ struct Avx2Activation {
     if (steps.hi) g = _mm256_min_ps(hi, g);
     return times_input ? _mm256_mul_ps(x, g) : g;
   }
-  __attribute__((target("avx2,fma"), noinline)) __m256 curve(__m256 x) const {
+  __attribute__((target("avx2,fma"), noinline)) __m256 curve(__m256 x) const { return curve_inlined(x); }
+  __attribute__((target("avx2,fma"), always_inline)) __m256 operator()(__m256 x) const {
+    return is_clamp() ? clamp(x) : curve(x);
+  }
+  // c = curve(src) over `rows` rows of `vectors` vectors each, as Avx512Activation::curve_rows;
+  // a row's vectors are stored whole, or through `masks` (one per vector) where not `whole`.
+  __attribute__((target("avx2,fma"), noinline)) void curve_rows(const float* src, int pitch, float* c, int64_t ld,
+                                                                int rows, int vectors, bool whole,
+                                                                const __m256i* masks) const {
+    for (int r = 0; r < rows; ++r, c += ld, src += 8 * pitch) {
+      for (int v = 0; v < vectors; ++v) {
+        const __m256 y = curve_inlined(_mm256_load_ps(src + 8 * v));
+        if (whole) {
+          _mm256_storeu_ps(c + 8 * v, y);
+        } else {
+          _mm256_maskstore_ps(c + 8 * v, masks[v], y);
+        }
+      }
+    }
+  }
+
+ private:
+  __attribute__((target("avx2,fma"), always_inline)) __m256 curve_inlined(__m256 x) const {
     switch (form) {
       case FusedActivation::Form::gelu: return avx2_gelu(x);
       case FusedActivation::Form::gelu_tanh: return avx2_gelu_tanh(x);
@@ -155,12 +178,7 @@ struct Avx2Activation {
     }
     return clamp(x);
   }
-  __attribute__((target("avx2,fma"), always_inline)) __m256 operator()(__m256 x) const {
-    return is_clamp() ? clamp(x) : curve(x);
-  }
 };
-
-#define TF_CURVE_STEP __attribute__((target("avx512f"), always_inline))
 
 struct Avx512Activation {
   __m512 scale, shift, lo, hi;
@@ -178,7 +196,25 @@ struct Avx512Activation {
     if (steps.hi) g = _mm512_maskz_min_ps(all, hi, g);
     return times_input ? _mm512_mul_ps(x, g) : g;
   }
-  __attribute__((target("avx512f"), noinline)) __m512 curve(__m512 x) const {
+  __attribute__((target("avx512f"), noinline)) __m512 curve(__m512 x) const { return curve_inlined(x); }
+  __attribute__((target("avx512f"), always_inline)) __m512 operator()(__m512 x) const {
+    return is_clamp() ? clamp(x) : curve(x);
+  }
+  // c = curve(src) over `rows` rows of `vectors` vectors each (the last masked by `last_mask`);
+  // src rows are `pitch` vectors apart (aligned), c rows `ld` floats: one call for a tile, the
+  // curve inlined into its loop.
+  __attribute__((target("avx512f"), noinline)) void curve_rows(const float* src, int pitch, float* c, int64_t ld, int rows,
+                                                               int vectors, __mmask16 last_mask) const {
+    for (int r = 0; r < rows; ++r, c += ld, src += 16 * pitch) {
+      for (int v = 0; v < vectors; ++v) {
+        _mm512_mask_storeu_ps(c + 16 * v, v + 1 < vectors ? __mmask16(0xffff) : last_mask,
+                              curve_inlined(_mm512_load_ps(src + 16 * v)));
+      }
+    }
+  }
+
+ private:
+  __attribute__((target("avx512f"), always_inline)) __m512 curve_inlined(__m512 x) const {
     switch (form) {
       case FusedActivation::Form::gelu: return avx512_gelu(x);
       case FusedActivation::Form::gelu_tanh: return avx512_gelu_tanh(x);
@@ -188,41 +224,6 @@ struct Avx512Activation {
       case FusedActivation::Form::clamp: break;
     }
     return clamp(x);
-  }
-  __attribute__((target("avx512f"), always_inline)) __m512 operator()(__m512 x) const {
-    return is_clamp() ? clamp(x) : curve(x);
-  }
-  // c = curve(src) over `rows` rows of `vectors` vectors each (the last masked by `last_mask`);
-  // src rows are `pitch` vectors apart (aligned), c rows `ld` floats: one call for a tile, the
-  // curve inlined into its loop.
-  __attribute__((target("avx512f"), noinline)) void curve_rows(const float* src, int pitch, float* c, int64_t ld, int rows,
-                                                               int vectors, __mmask16 last_mask) const {
-    switch (form) {
-      case FusedActivation::Form::gelu: return each_vector(src, pitch, c, ld, rows, vectors, last_mask, [](__m512 x) TF_CURVE_STEP { return avx512_gelu(x); });
-      case FusedActivation::Form::gelu_tanh: return each_vector(src, pitch, c, ld, rows, vectors, last_mask, [](__m512 x) TF_CURVE_STEP { return avx512_gelu_tanh(x); });
-      case FusedActivation::Form::silu:
-        return each_vector(src, pitch, c, ld, rows, vectors, last_mask, [](__m512 x) TF_CURVE_STEP {
-          return avx512_over_one_plus_exp(x, _mm512_sub_ps(_mm512_setzero_ps(), x));
-        });
-      case FusedActivation::Form::sigmoid:
-        return each_vector(src, pitch, c, ld, rows, vectors, last_mask, [](__m512 x) TF_CURVE_STEP {
-          return avx512_over_one_plus_exp(_mm512_set1_ps(1.0f), _mm512_sub_ps(_mm512_setzero_ps(), x));
-        });
-      case FusedActivation::Form::clamp:
-        return each_vector(src, pitch, c, ld, rows, vectors, last_mask, [this](__m512 x) TF_CURVE_STEP { return clamp(x); });
-    }
-  }
-
- private:
-  template <class F>
-  __attribute__((target("avx512f"), always_inline)) static void each_vector(const float* src, int pitch, float* c,
-                                                                            int64_t ld, int rows, int vectors,
-                                                                            __mmask16 last_mask, F f) {
-    for (int r = 0; r < rows; ++r, c += ld, src += 16 * pitch) {
-      for (int v = 0; v < vectors; ++v) {
-        _mm512_mask_storeu_ps(c + 16 * v, v + 1 < vectors ? __mmask16(0xffff) : last_mask, f(_mm512_load_ps(src + 16 * v)));
-      }
-    }
   }
 };
 
