@@ -10,6 +10,11 @@
 #define TF_AVX512 __attribute__((target("avx512f,avx512bw,f16c")))
 #define TF_AVX2 __attribute__((target("avx2,f16c")))
 
+// GCC 12's AVX-512 conversion and shift intrinsics pass an "undefined" vector as their unused
+// merge source, which -Wmaybe-uninitialized reports; nothing here is read uninitialised.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 namespace tilefuse::runtime {
 
 namespace {
