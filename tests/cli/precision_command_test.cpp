@@ -43,7 +43,9 @@ TEST(CliPrecision, Bf16StaysWithinItsBoundOfF32) {
     worst = std::max(worst, std::abs(f32.get_f64(i) - bf16.get_f64(i)));
   }
   EXPECT_LE(worst, 2e-2 * largest);  // the README's bound for bf16
-  if (multiplies_bf16) EXPECT_GT(worst, 0.0) << "bf16 products gave f32's bits: bf16 was not used";
+  if (multiplies_bf16) {
+    EXPECT_GT(worst, 0.0) << "bf16 products gave f32's bits: bf16 was not used";
+  }
 }
 
 TEST(CliPrecision, BenchReportsTheAccuracyOfBf16) {

@@ -59,7 +59,9 @@ TEST(KernelSchedule, IsTheSameWhereverTheGraphLies) {
     const Value* va = a.kernel->nodes[i]->outputs[0];
     const Value* vb = b.kernel->nodes[i]->outputs[0];
     EXPECT_EQ(sa.scratch_slot.count(va), sb.scratch_slot.count(vb));
-    if (sa.scratch_slot.count(va)) EXPECT_EQ(sa.scratch_slot.at(va), sb.scratch_slot.at(vb));
+    if (sa.scratch_slot.count(va)) {
+      EXPECT_EQ(sa.scratch_slot.at(va), sb.scratch_slot.at(vb));
+    }
     EXPECT_EQ(sa.pass_of.count(va) ? sa.pass_of.at(va) : -1, sb.pass_of.count(vb) ? sb.pass_of.at(vb) : -1);
   }
 }

@@ -55,7 +55,9 @@ void expect_folded(const PadSpec& spec, AttributeMap conv_attrs, const std::vect
   EXPECT_EQ(fold_pads_into_convs(after), 1);
   EXPECT_EQ(count_op(after, "Pad"), 0);
   for (Node* n : after.nodes()) {
-    if (n->op == "Conv") EXPECT_EQ(n->attr_ints("pads"), want_pads);
+    if (n->op == "Conv") {
+      EXPECT_EQ(n->attr_ints("pads"), want_pads);
+    }
   }
   expect_same_results(before, after);
 }
