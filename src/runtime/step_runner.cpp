@@ -565,8 +565,9 @@ struct StepRunner::Impl {
       const auto first = first_call.row_problems(p.call_inputs[c.first_product], p.call_outputs[c.first_product]);
       const auto second = second_call.row_problems(p.call_inputs[c.second_product], p.call_outputs[c.second_product]);
       if (row_chain_fits(first, second, p.kernel_blocks[c.kernel])) {
+        const int64_t row_length = p.shapes.at(plan.steps[c.kernel].kernel.outputs[0]).back();
         const auto kernel_rows = [&](int worker, int64_t row0, int64_t row1, const float* x, float* y) {
-          run_chain_kernel_rows(chain, p, worker, row0, row1, x, y);
+          run_chain_kernel_rows(chain, p, worker, row0, row1, row_length, x, y);
         };
         run_row_chain(team, first, second, kernel_rows, first_call.blocking(), second_call.blocking(),
                       options.row_chain_band_bytes);
@@ -579,12 +580,12 @@ struct StepRunner::Impl {
   }
 
   // Rows [row0, row1) of a chain's kernel, reading the first product's rows from the band `x` and
-  // writing its own to the band `y`. The kernel addresses row r at r * L floats from a buffer's
-  // start, so it is handed each band's address less row0's offset.
-  void run_chain_kernel_rows(size_t chain, Prepared& p, int worker, int64_t row0, int64_t row1, const float* x,
-                             float* y) {
+  // writing its own to the band `y`. The kernel addresses row r at r * row_length floats from a
+  // buffer's start, so it is handed each band's address less row0's offset.
+  void run_chain_kernel_rows(size_t chain, Prepared& p, int worker, int64_t row0, int64_t row1, int64_t row_length,
+                             const float* x, float* y) {
     const size_t step = plan.row_chains[chain].kernel;
-    const auto shift = static_cast<uintptr_t>(row0 * p.shapes.at(plan.steps[step].kernel.outputs[0]).back()) * sizeof(float);
+    const auto shift = static_cast<uintptr_t>(row0 * row_length) * sizeof(float);
     thread_local std::vector<void*> buffers;
     buffers = p.kernel_buffers[step];
     buffers[chain_buffers[chain].x] = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(x) - shift);
