@@ -62,6 +62,7 @@ std::map<std::string, int64_t> counter_values(const driver::ExecutorCounters& c)
           {"candidates_measured", c.tuning.candidates_measured.load()},
           {"kernels_tuned", c.tuning.kernels_tuned.load()},
           {"tuning_records_reused", c.tuning.records_reused.load()},
+          {"tuning_records_withheld", c.tuning.records_withheld.load()},
           {"packed_weight_bytes", c.packed_weight_bytes.load()},
           {"prepared_shapes", c.prepared_shapes.load()},
           {"jit_buckets", c.jit_buckets.load()},

@@ -30,7 +30,9 @@ void LaunchCandidateBench::prepare() {
   size_t scratch = 64;
   for (const auto& c : candidates_) scratch = std::max(scratch, c.library->scratch_bytes(launch_.symbols.data()));
   team_ = std::make_unique<runtime::ThreadTeam>(launch_.workers);
+  team_->pin_workers();  // this is the measuring child: its threads are its own
   for (int w = 0; w < launch_.workers; ++w) scratch_.emplace_back(scratch);
+  meter_.emplace(*team_);
 }
 
 void LaunchCandidateBench::run(int candidate) {

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "ir/tensor.h"
+#include "runtime/cpu_wait.h"
 #include "runtime/kernel_library.h"
 #include "runtime/memory_planner.h"
 #include "runtime/thread_team.h"
@@ -37,6 +39,7 @@ class LaunchCandidateBench : public tune::CandidateBench {
   void run(int candidate) override;
   void keep_as_reference() override;
   std::optional<std::string> differs_from_reference() override;
+  double cpu_waiting_share() const override { return meter_ ? meter_->waiting_share() : 0; }
 
  private:
   std::vector<LaunchCandidate> candidates_;
@@ -46,6 +49,7 @@ class LaunchCandidateBench : public tune::CandidateBench {
   std::vector<Tensor> reference_;  // outputs of the reference run
   std::unique_ptr<runtime::ThreadTeam> team_;
   std::vector<runtime::Arena> scratch_;  // one per worker
+  std::optional<runtime::CpuWaitMeter> meter_;  // from the end of prepare()
 };
 
 }  // namespace tilefuse::driver

@@ -157,6 +157,7 @@ struct Executor::Impl : runtime::KernelProvider {
         call, node, model, {cache.root(), options.autotune_topn, team.size(), caches.l1d_bytes, caches.l2_bytes});
     if (r.reused) ++counters.tuning.records_reused;
     if (r.measured) ++counters.tuning.kernels_tuned;
+    if (r.withheld) ++counters.tuning.records_withheld;
   }
 
   bool has_kernels() const {

@@ -15,6 +15,7 @@
 #include "ir/shape.h"
 #include "ir/tensor_compare.h"
 #include "runtime/cpu_isa.h"
+#include "runtime/cpu_wait.h"
 #include "tune/autotuner.h"
 
 namespace tilefuse::driver {
@@ -159,7 +160,11 @@ class BlockingBench : public tune::CandidateBench {
   }
 
   int count() const override { return static_cast<int>(candidates_.size()); }
-  void prepare() override { team_ = std::make_unique<runtime::ThreadTeam>(threads_); }
+  void prepare() override {
+    team_ = std::make_unique<runtime::ThreadTeam>(threads_);
+    team_->pin_workers();  // this is the measuring child: its threads are its own
+    meter_.emplace(*team_);
+  }
   void run(int candidate) override {
     call_.set_blocking(candidates_.at(static_cast<size_t>(candidate)));
     call_.run(*team_, inputs_, outputs_);
@@ -176,6 +181,7 @@ class BlockingBench : public tune::CandidateBench {
     }
     return std::nullopt;
   }
+  double cpu_waiting_share() const override { return meter_ ? meter_->waiting_share() : 0; }
 
  private:
   runtime::LibraryCall& call_;
@@ -183,6 +189,7 @@ class BlockingBench : public tune::CandidateBench {
   int threads_;
   std::vector<Tensor> inputs_, outputs_, reference_;
   std::unique_ptr<runtime::ThreadTeam> team_;
+  std::optional<runtime::CpuWaitMeter> meter_;  // from the end of prepare()
 };
 
 }  // namespace
@@ -245,7 +252,8 @@ BlockingTuneResult tune_blocking(runtime::LibraryCall& call, const Node& node, c
   const tune::AutotuneResult measured = tune::autotune(name, dir, bench);
   result.blocking = candidates.at(static_cast<size_t>(measured.best));
   result.measured = !measured.fell_back;
-  write_record(record_path, {result.blocking, tuning.topn});
+  result.withheld = !runtime::may_record(measured.cpu_waiting_share, name + "'s GEMM blocking");
+  if (!result.withheld) write_record(record_path, {result.blocking, tuning.topn});
   call.set_blocking(result.blocking);
   return result;
 }

@@ -37,6 +37,7 @@ struct BlockingTuneResult {
   runtime::GemmBlocking blocking;
   bool measured = false;  // false: a valid record was reused, or there was nothing to measure
   bool reused = false;    // a valid record was reused
+  bool withheld = false;  // measured while other processes held the cores: not recorded
 };
 
 // The blocking `call` (prepared for `node`, whose shapes are all static) should run with: the

@@ -11,6 +11,7 @@
 #include "build/private_directory.h"
 #include "io/atomic_file.h"
 #include "ir/log.h"
+#include "runtime/cpu_wait.h"
 #include "runtime/stream_probe.h"
 #include "runtime/thread_team.h"
 
@@ -37,16 +38,25 @@ double measure_fork_join_us(runtime::ThreadTeam& team) {
   return us[us.size() / 2];
 }
 
-void measure_machine(tiling::HardwareModel& hw) {
+// Measures the machine into `hw`; returns the largest share of the time the measuring threads
+// waited for a CPU (runtime/cpu_wait.h): a fork/join measured beside a busy process came out 40 us
+// instead of 0.3, and every kernel planned with it kept to one worker.
+double measure_machine(tiling::HardwareModel& hw) {
   const runtime::StreamOptions options{.array_bytes = kProbeArrayBytes, .repetitions = 3};
+  double waited = 0;
   {
     runtime::ThreadTeam one(1);
+    const runtime::CpuWaitMeter meter(one);
     hw.core_gbps = runtime::measure_stream(one, options).triad_gbps;
+    waited = meter.waiting_share();
   }
   runtime::ThreadTeam all(hw.cores);
+  all.spread_workers();
+  const runtime::CpuWaitMeter meter(all);
   hw.shared_gbps = std::max(hw.core_gbps, runtime::measure_stream(all, options).triad_gbps);
   hw.fork_join_us = measure_fork_join_us(all);
   hw.calibrated = true;
+  return std::max(waited, meter.waiting_share());
 }
 
 }  // namespace
@@ -65,8 +75,9 @@ tiling::HardwareModel calibrated_hardware(const std::string& cache_root) {
     }
   }
   logger().info("calibrating the hardware model (memory bandwidth, fork/join cost; once per machine)");
-  measure_machine(hw);
-  io::write_file_atomically(path, tiling::to_json(hw).dump(2) + "\n");
+  if (runtime::may_record(measure_machine(hw), "the hardware calibration")) {
+    io::write_file_atomically(path, tiling::to_json(hw).dump(2) + "\n");
+  }
   logger().info("hardware: {}", hw.describe());
   return hw;
 }

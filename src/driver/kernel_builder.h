@@ -35,6 +35,9 @@ struct TuningCounters {
   std::atomic<int64_t> candidates_measured{0};  // candidates timed by PGO
   std::atomic<int64_t> kernels_tuned{0};        // kernels whose winner this process measured
   std::atomic<int64_t> records_reused{0};       // kernels whose optimize_tiling was already valid
+  // Winners measured while other processes held the cores (runtime/cpu_wait.h): used by this
+  // process, not recorded, so the next process measures them again.
+  std::atomic<int64_t> records_withheld{0};
 };
 
 struct BuildContext {

@@ -3,6 +3,7 @@
 #include "driver/debug_dump.h"
 #include "driver/kernel_builder.h"
 #include "ir/log.h"
+#include "runtime/cpu_wait.h"
 #include "tune/tuning_record.h"
 
 namespace tilefuse::driver {
@@ -49,7 +50,11 @@ void tune_kernel(BuiltKernel& k, const KernelLaunch& launch, const BuildContext&
   for (const auto& r : result.candidates) c.tuning_counters.candidates_measured += r.measured ? 1 : 0;
   ++c.tuning_counters.kernels_tuned;
   const auto best = static_cast<size_t>(result.best);
-  tune::write_tuning_record(k.store->optimize_tiling_path(), {k.candidates[best], c.topn});
+  if (runtime::may_record(result.cpu_waiting_share, "kernel " + k.store->kernel_name() + "'s TopN winner")) {
+    tune::write_tuning_record(k.store->optimize_tiling_path(), {k.candidates[best], c.topn});
+  } else {
+    ++c.tuning_counters.records_withheld;
+  }
   if (!c.debug_dir.empty()) dump_tuning_result(c.debug_dir, k.store->kernel_name(), k.candidates, result);
   k.tuning = TuningSummary{k.store->kernel_name(), k.candidates, result};
   keep_only(k, best);

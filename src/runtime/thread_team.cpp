@@ -4,11 +4,15 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <latch>
 #include <map>
 #include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <sched.h>
+#include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -123,6 +127,7 @@ std::pair<int64_t, int64_t> worker_blocks(int64_t num_blocks, int workers, int w
 struct ThreadTeam::State {
   const ThreadTeam* team = nullptr;
   std::vector<std::thread> threads;            // workers 1 .. size-1
+  std::vector<int> thread_ids;                 // their kernel thread ids, written before the constructor returns
   std::vector<std::exception_ptr> errors;      // one slot per worker, so no lock is needed
   std::mutex run_mutex;                        // one run() at a time, from any thread
   // The job: written by run() only while every worker is idle, published by `generation`.
@@ -260,9 +265,16 @@ ThreadTeam::ThreadTeam(int threads) {
   state_->inner_errors.resize(threads);
   state_->inner_seen.resize(threads);
   state_->threads.reserve(threads - 1);
+  state_->thread_ids.resize(threads - 1);
+  std::latch started(threads - 1);
   for (int worker = 1; worker < threads; ++worker) {
-    state_->threads.emplace_back([state = state_.get(), worker] { state->worker_loop(worker); });
+    state_->threads.emplace_back([state = state_.get(), worker, &started] {
+      state->thread_ids[worker - 1] = static_cast<int>(::gettid());
+      started.count_down();
+      state->worker_loop(worker);
+    });
   }
+  started.wait();
 }
 
 ThreadTeam::~ThreadTeam() {
@@ -274,6 +286,41 @@ ThreadTeam::~ThreadTeam() {
 }
 
 int ThreadTeam::size() const { return state_->size(); }
+
+const std::vector<int>& ThreadTeam::helper_thread_ids() const { return state_->thread_ids; }
+
+void ThreadTeam::pin_workers() {
+  cpu_set_t allowed;
+  if (size() < 2 || sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < size()) return;
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE && static_cast<int>(cpus.size()) < size(); ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+  }
+  run(size(), [&](int worker, int64_t, int64_t) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus[static_cast<size_t>(worker)], &one);
+    sched_setaffinity(0, sizeof one, &one);  // a refusal leaves the worker where it was: still correct
+  });
+}
+
+void ThreadTeam::spread_workers(std::chrono::milliseconds limit) {
+  cpu_set_t allowed;
+  if (size() < 2 || sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < size()) return;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::vector<int> cpus(static_cast<size_t>(size()));
+  for (bool busy = false;; busy = true) {
+    // While they share a CPU, every worker keeps busy a while, so that the kernel sees a CPU with
+    // two runnable threads beside an idle one and moves one of them.
+    run(size(), [&](int worker, int64_t, int64_t) {
+      cpus[static_cast<size_t>(worker)] = sched_getcpu();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(busy ? 200 : 0);
+      while (std::chrono::steady_clock::now() < until) cpu_relax();
+    });
+    std::sort(cpus.begin(), cpus.end());
+    if (std::adjacent_find(cpus.begin(), cpus.end()) == cpus.end() || std::chrono::steady_clock::now() > deadline) return;
+  }
+}
 
 void ThreadTeam::run(int64_t num_blocks, BlockTask fn, int max_workers) {
   if (num_blocks <= 0) return;

@@ -10,10 +10,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace tilefuse::runtime {
 
@@ -56,6 +58,20 @@ class ThreadTeam {
   ThreadTeam& operator=(const ThreadTeam&) = delete;
 
   int size() const;
+  // Returns once the workers run on CPUs of their own, or after `limit`. A new team's threads can
+  // start out on one CPU, and the kernel took up to 10 ms to move one on this project's 2-vCPU VM,
+  // where the team's first jobs then ran ten times slower: whatever is measured in that window
+  // (a tuning child's TopN candidates, the fork/join cost) finds splitting work worthless. Does
+  // nothing where the process may use fewer CPUs than the team has workers.
+  void spread_workers(std::chrono::milliseconds limit = std::chrono::milliseconds(50));
+  // Pins worker i to the i-th CPU the process may use, the calling thread as worker 0: for a
+  // process of its own that measures (the tuner's child), where no two workers may share a CPU
+  // and whose threads are its own to pin. Does nothing where the process may use fewer CPUs than
+  // the team has workers.
+  void pin_workers();
+  // The kernel's thread ids of workers 1 .. size-1 (worker 0 is whichever thread calls run()):
+  // what runtime/cpu_wait.h reads the scheduler's accounting of.
+  const std::vector<int>& helper_thread_ids() const;
   // Calls fn(worker, first_block, end_block) once per worker that has blocks, in parallel, on at
   // most `max_workers` workers (0: all; a kernel's block_dim); returns when all are done. An
   // exception in any worker is rethrown here.

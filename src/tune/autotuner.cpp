@@ -137,6 +137,7 @@ void time_candidates(CandidateBench& bench, const std::vector<int>& ids, const A
   for (size_t k = 0; k < ids.size(); ++k) {
     out.line("timing {} {:.3f} {:.3f}", ids[k], median_of(samples[k]), *std::min_element(samples[k].begin(), samples[k].end()));
   }
+  out.line("waited {:.4f}", bench.cpu_waiting_share());
   out.line("done {}", rounds);
 }
 
@@ -250,6 +251,7 @@ struct Parsed {
   std::string error;
   bool done = false;
   int rounds = 0;
+  double waited = 0;  // the child's cpu_waiting_share()
 };
 
 Parsed parse_report(const ChildReport& report) {
@@ -276,6 +278,8 @@ Parsed parse_report(const ChildReport& report) {
       r.measured = true;
       in >> i >> r.median_us >> r.min_us;
       p.timings.emplace_back(i, r);
+    } else if (event == "waited") {
+      in >> p.waited;
     } else if (event == "error") {
       std::getline(in >> std::ws, p.error);
     } else if (event == "done") {
@@ -325,6 +329,7 @@ AutotuneResult autotune(const std::string& kernel, const std::string& kernel_dir
   result.best = active.front();  // the best-ranked survivor, unless measurement says otherwise
   if (result.fell_back) return result;
   result.rounds = parsed.rounds;
+  result.cpu_waiting_share = parsed.waited;
   double best_us = 0;
   for (const auto& [i, timing] : parsed.timings) {
     result.candidates[static_cast<size_t>(i)] = timing;
@@ -332,6 +337,7 @@ AutotuneResult autotune(const std::string& kernel, const std::string& kernel_dir
     if (best_us == 0 || timing.median_us < best_us) best_us = timing.median_us, result.best = i;
   }
   logger().info("Autotune completed {}, best kernel index: {}", kernel, result.best);
+  logger().debug("Autotune {}: its threads waited for a CPU {:.1f}% of the time", kernel, 100 * result.cpu_waiting_share);
   return result;
 }
 

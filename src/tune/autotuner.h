@@ -33,6 +33,9 @@ class CandidateBench {
   virtual void keep_as_reference() = 0;
   // Compares the outputs of the last run with the reference: nullopt if they agree, else why not.
   virtual std::optional<std::string> differs_from_reference() = 0;
+  // Of the time since prepare(), the share the measuring threads spent waiting for a CPU that
+  // another process (or thread) held (runtime/cpu_wait.h); 0 if unknown.
+  virtual double cpu_waiting_share() const { return 0; }
 };
 
 struct AutotuneOptions {
@@ -59,6 +62,9 @@ struct AutotuneResult {
   std::vector<CandidateResult> candidates;
   int rounds = 0;
   bool fell_back = false;                // the measurement failed: `best` is the model's choice
+  // The measuring threads' cpu_waiting_share() over the timing: whether the timings were taken
+  // with the cores to themselves, so that the winner may be recorded for other processes.
+  double cpu_waiting_share = 0;
 };
 
 // `kernel` names the kernel in logs; `kernel_dir` is its cache entry (for the error message).

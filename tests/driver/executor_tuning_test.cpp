@@ -17,6 +17,7 @@
 #include "reference/interpreter.h"
 #include "driver/executor.h"
 #include "tiling/solver.h"
+#include "support/scoped_cpu.h"
 #include "tune/tuning_record.h"
 
 namespace tilefuse::driver {
@@ -112,6 +113,30 @@ TEST(ExecutorTuning, TopNThreeMeasuresOnceAndASecondExecutorReusesTheWinner) {
   EXPECT_EQ(second.cache.compiles, 0);
   EXPECT_EQ(second.tuning.candidates_measured, 0);
   EXPECT_EQ(second.tuning.records_reused, 1);
+}
+
+// Candidates timed while another process keeps every CPU busy: the winner is used, not
+// recorded, and the next executor measures again (a record made so chose one-worker tilings and
+// kept every later run of the model at half speed).
+TEST(ExecutorTuning, AWinnerMeasuredBesideABusyProcessIsNotRecorded) {
+  const testing_support::ScopedEnv strict("TILEFUSE_RECORD_BUSY_MEASUREMENTS", std::nullopt);
+  TempDir cache;
+  const Graph g = elementwise_graph(Dim(512));
+  ExecutorCounters first;
+  {
+    Executor exe(g, options(cache, 2, 3), first);
+    const testing_support::BusyCpus busy;
+    expect_matches_reference(exe, g, 512);
+  }
+  EXPECT_EQ(first.tuning.kernels_tuned, 1);
+  EXPECT_EQ(first.tuning.records_withheld, 1);
+  EXPECT_TRUE(find(cache.path(), "optimize_tiling").empty());
+
+  ExecutorCounters second;
+  Executor again(g, options(cache, 2, 3), second);
+  expect_matches_reference(again, g, 512);
+  EXPECT_EQ(second.cache.compiles, 0) << "the candidates' libraries are cached";
+  EXPECT_EQ(second.tuning.candidates_measured, 3) << "measured again";
 }
 
 TEST(ExecutorTuning, EachDeviceLimitHasItsOwnStaticEntry) {

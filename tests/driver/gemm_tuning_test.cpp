@@ -12,6 +12,7 @@
 #include "build/build_test_support.h"
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
+#include "support/scoped_cpu.h"
 
 namespace tilefuse::driver {
 namespace {
@@ -109,6 +110,29 @@ TEST(GemmTuning, MeasuresOnceThenReusesTheRecord) {
   const BlockingTuneResult third = tune_blocking(*again, *p.node, kModel, tuning(dir, 3));
   EXPECT_TRUE(third.measured);
   EXPECT_FALSE(third.reused);
+}
+
+// A blocking measured while another process keeps every CPU busy is used but not recorded: the
+// next call measures again.
+TEST(GemmTuning, AWinnerMeasuredBesideABusyProcessIsNotRecorded) {
+  if (!runtime::own_gemm_engine()) GTEST_SKIP() << "blockings are tilefuse's sgemm's; this CPU runs OpenBLAS";
+  const testing_support::ScopedEnv strict("TILEFUSE_RECORD_BUSY_MEASUREMENTS", std::nullopt);
+  TempDir dir;
+  Projection p;
+  auto call = runtime::prepare_library_call(*p.node, kModel);
+  BlockingTuneResult first;
+  {
+    const testing_support::BusyCpus busy;
+    first = tune_blocking(*call, *p.node, kModel, tuning(dir, 3));
+  }
+  EXPECT_TRUE(first.measured);
+  EXPECT_TRUE(first.withheld);
+  for (const auto& e : fs::recursive_directory_iterator(dir.path())) {
+    EXPECT_NE(e.path().filename(), "optimize_tiling") << "nothing recorded";
+  }
+  const BlockingTuneResult second = tune_blocking(*call, *p.node, kModel, tuning(dir, 3));
+  EXPECT_TRUE(second.measured) << "measured again";
+  EXPECT_FALSE(second.reused);
 }
 
 TEST(GemmTuning, NothingMeasuredWithTopNOneOrSymbolicShapes) {

@@ -17,6 +17,7 @@
 #include "io/npy.h"
 #include "ir/tensor_compare.h"
 #include "reference/interpreter.h"
+#include "support/scoped_cpu.h"
 #include "tiling/hardware_model.h"
 
 namespace tilefuse {
@@ -179,6 +180,36 @@ TEST(SuperKernelChoice, IsMeasuredOnceRecordedAndReused) {
   const std::string text((std::istreambuf_iterator<char>(reread)), std::istreambuf_iterator<char>());
   EXPECT_EQ(choice + "\n" + text, valid(choice)) << "a valid record replaces the broken one";
   EXPECT_EQ(remeasured, choice == "off" ? 0 : 1);
+}
+
+// Measured while another process keeps every CPU busy, the choice is not recorded and the runs
+// go step by step meanwhile: a record made so kept small models on one worker for good.
+TEST(SuperKernelChoice, AChoiceMeasuredBesideABusyProcessIsNotRecorded) {
+  const testing_support::ScopedEnv strict("TILEFUSE_RECORD_BUSY_MEASUREMENTS", std::nullopt);
+  const ModelFiles model = models().back();
+  const Graph g = frontend::import_onnx_file(model.model.string());
+  const auto inputs = read_inputs(g, model.inputs);
+  const std::string cache = e2e::test_cache_dir() + "/superkernel_busy";
+  fs::remove_all(fs::path(cache) / "superkernel");
+  driver::ExecutorOptions options = e2e::executor_options();
+  options.device.threads = 2;
+  options.superkernel = runtime::SuperKernelMode::automatic;
+  options.cache_dir = cache;
+  options.hardware = tiling::detect_hardware();
+  driver::ExecutorCounters counters;
+  driver::Executor exe(g, options, counters);
+  std::vector<Tensor> busy_outputs;
+  {
+    const testing_support::BusyCpus busy;
+    exe.run(inputs, busy_outputs);
+  }
+  EXPECT_EQ(counters.superkernel, 0) << "step by step";
+  EXPECT_FALSE(fs::exists(fs::path(cache) / "superkernel")) << "nothing recorded";
+  const std::vector<Tensor> expected = run(g, inputs, 2, runtime::SuperKernelMode::off, cache).outputs;
+  ASSERT_EQ(busy_outputs.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_TRUE(compare_tensors(busy_outputs[i], expected[i], {0, 0}).ok) << "output " << i;
+  }
 }
 
 }  // namespace

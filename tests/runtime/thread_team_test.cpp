@@ -1,5 +1,6 @@
 #include "runtime/thread_team.h"
 
+#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/error.h"
+#include "support/scoped_cpu.h"
 
 namespace tilefuse::runtime {
 namespace {
@@ -207,6 +209,35 @@ TEST(ThreadTeam, AnIdleTeamUsesNoCpu) {
   // Three workers spinning would burn up to 0.9 s of CPU here; sleeping ones burn none. The
   // bound is loose because a loaded machine (ctest -j) adds scheduling noise to any process.
   EXPECT_LT(process_cpu_seconds() - before, 0.25);
+}
+
+// The CPU each worker runs its part of one job on.
+std::vector<int> worker_cpus(ThreadTeam& team) {
+  std::vector<int> cpus(static_cast<size_t>(team.size()));
+  team.run(team.size(), [&](int worker, int64_t, int64_t) { cpus[static_cast<size_t>(worker)] = sched_getcpu(); });
+  return cpus;
+}
+
+TEST(ThreadTeam, PinnedWorkersRunOnCpusOfTheirOwn) {
+  if (testing_support::allowed_cpus() < 2) GTEST_SKIP() << "one CPU: nothing to pin apart";
+  const testing_support::SavedAffinity restored;  // pin_workers pins the calling thread too
+  ThreadTeam team(2);
+  team.pin_workers();
+  for (int round = 0; round < 20; ++round) {
+    const std::vector<int> cpus = worker_cpus(team);
+    EXPECT_NE(cpus[0], cpus[1]) << "round " << round;
+  }
+}
+
+TEST(ThreadTeam, PinningAndSpreadingDoNothingWithFewerCpusThanWorkers) {
+  const testing_support::OneCpuScope one_cpu;
+  ThreadTeam team(2);
+  const auto start = std::chrono::steady_clock::now();
+  team.spread_workers(std::chrono::milliseconds(2000));
+  team.pin_workers();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500)) << "no waiting for the impossible";
+  const std::vector<int> cpus = worker_cpus(team);
+  EXPECT_EQ(cpus[0], cpus[1]) << "both stay on the one CPU";
 }
 
 }  // namespace

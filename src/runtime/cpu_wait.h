@@ -1,0 +1,53 @@
+// Whether a team's threads had their cores to themselves while something was measured.
+//
+// A measurement that is recorded for later processes (a kernel's TopN winner, a GEMM's blocking,
+// the SuperKernel choice) is only as good as the moment it was taken in: while another process
+// keeps one of two cores busy, a split over two workers waits for the slower one and a
+// one-worker tiling wins, and a record of that choice made every later run of the model twice
+// as slow. The kernel counts, per thread, the time it was runnable but waiting for a CPU (the
+// second field of /proc/self/task/<tid>/schedstat): near zero while each worker has a core of
+// its own, about half of the elapsed time when each shares its core with one busy thread.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/thread_team.h"
+
+namespace tilefuse::runtime {
+
+// The most the threads may have waited, as a share of the elapsed time, for what they measured
+// to be trusted. On this project's 2-vCPU VM, back-to-back jobs of a team whose workers had a CPU
+// each waited 2-6% of the time, jobs 100 us apart 13-15% (every wake-up of a vCPU counts); beside
+// one busy process, or with both workers on one CPU, they waited 30-50%.
+constexpr double kTrustedCpuWaitingShare = 0.25;
+
+class CpuWaitMeter {
+ public:
+  // Starts counting for the calling thread (the team's worker 0 in the runs to come) and the
+  // team's other workers.
+  explicit CpuWaitMeter(const ThreadTeam& team);
+
+  // The time the threads waited for a CPU since construction, summed over them, over the elapsed
+  // time times their number. 0 where the kernel does not report it.
+  double waiting_share() const;
+
+ private:
+  std::vector<std::string> paths_;
+  std::vector<double> start_ns_;  // each thread's run delay at construction
+  std::chrono::steady_clock::time_point start_;
+};
+
+// Whether what was measured while the threads waited `waiting_share` of the time is trusted: at
+// most kTrustedCpuWaitingShare, or anything under TILEFUSE_RECORD_BUSY_MEASUREMENTS=1 (the
+// tests, which run beside each other, check what is recorded).
+bool trusted_measurement(double waiting_share);
+
+// trusted_measurement(), which decides whether what was measured may be recorded for later
+// processes; if not, logs that `what` (a kernel's TopN winner, ...) is not recorded and will be
+// measured again by the next process.
+bool may_record(double waiting_share, std::string_view what);
+
+}  // namespace tilefuse::runtime

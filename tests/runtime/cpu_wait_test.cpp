@@ -1,0 +1,72 @@
+// The meter of how long a team's threads waited for a CPU, and the rule that decides whether a
+// measurement is recorded: two workers kept on one CPU wait for it, and what they measure is not
+// trusted unless TILEFUSE_RECORD_BUSY_MEASUREMENTS=1 says to record anyway.
+#include "runtime/cpu_wait.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "support/scoped_cpu.h"
+
+namespace tilefuse::runtime {
+namespace {
+
+using testing_support::OneCpuScope;
+using testing_support::ScopedEnv;
+
+bool kernel_reports_run_delay() {
+  return std::filesystem::exists("/proc/self/task/" + std::to_string(::gettid()) + "/schedstat");
+}
+
+// Every worker busy for `us` microseconds, `jobs` times.
+void busy_jobs(ThreadTeam& team, int jobs, int us) {
+  for (int j = 0; j < jobs; ++j) {
+    team.run(team.size(), [us](int, int64_t, int64_t) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    });
+  }
+}
+
+TEST(CpuWait, TwoWorkersOnOneCpuWaitForItAndWhatTheyMeasureIsNotTrusted) {
+  if (!kernel_reports_run_delay()) GTEST_SKIP() << "this kernel keeps no scheduler statistics";
+  const OneCpuScope one_cpu;
+  ThreadTeam team(2);  // its helper inherits the one CPU
+  const CpuWaitMeter meter(team);
+  busy_jobs(team, 100, 300);
+  const double share = meter.waiting_share();
+  EXPECT_GT(share, kTrustedCpuWaitingShare) << "each worker waits while the other has the CPU";
+  EXPECT_LE(share, 1.0);
+  const ScopedEnv strict("TILEFUSE_RECORD_BUSY_MEASUREMENTS", std::nullopt);
+  EXPECT_FALSE(trusted_measurement(share));
+  EXPECT_FALSE(may_record(share, "the test's measurement"));
+}
+
+TEST(CpuWait, TheThresholdDecidesUnlessTheEnvironmentSaysToRecordAnyway) {
+  {
+    const ScopedEnv strict("TILEFUSE_RECORD_BUSY_MEASUREMENTS", std::nullopt);
+    EXPECT_TRUE(trusted_measurement(0));
+    EXPECT_TRUE(may_record(kTrustedCpuWaitingShare, "a measurement at the threshold"));
+    EXPECT_FALSE(trusted_measurement(kTrustedCpuWaitingShare + 0.01));
+  }
+  const ScopedEnv any("TILEFUSE_RECORD_BUSY_MEASUREMENTS", "1");
+  EXPECT_TRUE(trusted_measurement(0.9));
+  EXPECT_TRUE(may_record(0.9, "a measurement the environment records anyway"));
+}
+
+TEST(CpuWait, ATeamOfOneThreadCountsTheCallerAlone) {
+  ThreadTeam team(1);
+  const CpuWaitMeter meter(team);
+  busy_jobs(team, 10, 100);
+  const double share = meter.waiting_share();
+  EXPECT_GE(share, 0.0);
+  EXPECT_LE(share, 1.0);
+}
+
+}  // namespace
+}  // namespace tilefuse::runtime
