@@ -23,11 +23,14 @@
 namespace tilefuse::runtime {
 namespace {
 
-// A worker spins this long for the next job: long enough to catch the next kernel of an inference
-// (back-to-back launches are microseconds apart), short enough that an idle team goes to sleep
-// almost at once. (1 ms measured no better on this project's VM: bias_gelu at 2 threads ran
-// 1.6 us either way, with more outliers at 1 ms.)
-constexpr auto kWorkerSpin = std::chrono::microseconds(50);
+// A worker spins this long for the next job (yielding after kBusySpin): long enough to catch the
+// next kernel of an inference and the next inference of a caller that runs one every few
+// milliseconds, short enough that an idle team soon sleeps. Waking a sleeping worker took 150-250
+// us on this project's 2-vCPU VM: with 50 us, a small model (concat_rows-small, three kernels)
+// called every 2 ms took 0.18-0.25 ms at 2 threads against 0.087 at 1; with 2 ms, 0.047-0.053
+// (ONNX Runtime: 0.12). Called every 10 ms it still pays the wake-up (0.20-0.35 ms; ONNX
+// Runtime 0.25).
+constexpr auto kWorkerSpin = std::chrono::milliseconds(2);
 // The caller spins longer while its job is in flight: it has nothing else to do, and a futex wake-up
 // (~50 us on virtual machines) would let the workers fall asleep before the next job is posted, so
 // every later run would pay two wake-ups.

@@ -1,7 +1,9 @@
 // One persistent team of worker threads per process, sized by the device limit. Kernels never
 // create threads: the team splits a kernel's blocks into contiguous, balanced ranges, one per
-// worker, and the calling thread works as worker 0. Workers wait for work by spinning briefly
-// and then sleeping, so an idle team costs no CPU (unlike a spin-forever barrier).
+// worker, and the calling thread works as worker 0. Workers wait for work by spinning (yielding
+// the CPU to anyone else who wants it) for 2 ms and then sleeping, so an idle team costs no CPU
+// (unlike a spin-forever barrier) while a caller running inferences a few milliseconds apart
+// finds them awake.
 //
 // Two ways to use it: run() is one fork and one join per job; region() forks once for a whole
 // sequence of jobs whose workers synchronise among themselves through counters (the SuperKernel,
