@@ -37,7 +37,7 @@ struct BlockingTuneResult {
   runtime::GemmBlocking blocking;
   bool measured = false;  // false: a valid record was reused, or there was nothing to measure
   bool reused = false;    // a valid record was reused
-  bool withheld = false;  // measured while other processes held the cores: not recorded
+  bool withheld = false;  // measured while its threads waited for a CPU: not recorded (runtime/cpu_wait.h)
 };
 
 // The blocking `call` (prepared for `node`, whose shapes are all static) should run with: the

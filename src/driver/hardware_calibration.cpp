@@ -39,8 +39,8 @@ double measure_fork_join_us(runtime::ThreadTeam& team) {
 }
 
 // Measures the machine into `hw`; returns the largest share of the time the measuring threads
-// waited for a CPU (runtime/cpu_wait.h): a fork/join measured beside a busy process came out 40 us
-// instead of 0.3, and every kernel planned with it kept to one worker.
+// waited for a CPU (runtime/cpu_wait.h): a fork/join measured beside a busy process came out 44 us
+// instead of 0.4, and every kernel planned with it kept to one worker.
 double measure_machine(tiling::HardwareModel& hw) {
   const runtime::StreamOptions options{.array_bytes = kProbeArrayBytes, .repetitions = 3};
   double waited = 0;

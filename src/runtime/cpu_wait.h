@@ -1,12 +1,13 @@
 // Whether a team's threads had their cores to themselves while something was measured.
 //
 // A measurement that is recorded for later processes (a kernel's TopN winner, a GEMM's blocking,
-// the SuperKernel choice) is only as good as the moment it was taken in: while another process
-// keeps one of two cores busy, a split over two workers waits for the slower one and a
-// one-worker tiling wins, and a record of that choice made every later run of the model twice
-// as slow. The kernel counts, per thread, the time it was runnable but waiting for a CPU (the
-// second field of /proc/self/task/<tid>/schedstat): near zero while each worker has a core of
-// its own, about half of the elapsed time when each shares its core with one busy thread.
+// the SuperKernel choice, the hardware calibration) is only as good as the moment it was taken
+// in: while another process keeps one of two cores busy, a split over two workers waits for the
+// slower one and a one-worker tiling wins, and a record of that choice made every later run of
+// the model twice as slow. The kernel counts, per thread, the time it was runnable but waiting
+// for a CPU (the second field of /proc/self/task/<tid>/schedstat): near zero while each worker
+// has a core of its own, about half of the elapsed time when each shares its core with one busy
+// thread.
 #pragma once
 
 #include <chrono>

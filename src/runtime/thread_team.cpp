@@ -4,7 +4,6 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
-#include <latch>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -131,6 +130,7 @@ struct ThreadTeam::State {
   const ThreadTeam* team = nullptr;
   std::vector<std::thread> threads;            // workers 1 .. size-1
   std::vector<int> thread_ids;                 // their kernel thread ids, written before the constructor returns
+  std::atomic<int> started{0};                 // workers that have written theirs
   std::vector<std::exception_ptr> errors;      // one slot per worker, so no lock is needed
   std::mutex run_mutex;                        // one run() at a time, from any thread
   // The job: written by run() only while every worker is idle, published by `generation`.
@@ -269,15 +269,14 @@ ThreadTeam::ThreadTeam(int threads) {
   state_->inner_seen.resize(threads);
   state_->threads.reserve(threads - 1);
   state_->thread_ids.resize(threads - 1);
-  std::latch started(threads - 1);
   for (int worker = 1; worker < threads; ++worker) {
-    state_->threads.emplace_back([state = state_.get(), worker, &started] {
+    state_->threads.emplace_back([state = state_.get(), worker] {
       state->thread_ids[worker - 1] = static_cast<int>(::gettid());
-      started.count_down();
+      state->started.fetch_add(1, std::memory_order_release);
       state->worker_loop(worker);
     });
   }
-  started.wait();
+  while (state_->started.load(std::memory_order_acquire) < threads - 1) std::this_thread::yield();
 }
 
 ThreadTeam::~ThreadTeam() {
