@@ -29,17 +29,15 @@ void LaunchCandidateBench::prepare() {
   for (Tensor& t : clones_) pointers_.push_back(t.raw());
   size_t scratch = 64;
   for (const auto& c : candidates_) scratch = std::max(scratch, c.library->scratch_bytes(launch_.symbols.data()));
-  team_ = std::make_unique<runtime::ThreadTeam>(launch_.workers);
-  team_->pin_workers();  // this is the measuring child: its threads are its own
   for (int w = 0; w < launch_.workers; ++w) scratch_.emplace_back(scratch);
-  meter_.emplace(*team_);
+  team_ = std::make_unique<runtime::MeasuringTeam>(launch_.workers);
 }
 
 void LaunchCandidateBench::run(int candidate) {
   const LaunchCandidate& c = candidates_.at(static_cast<size_t>(candidate));
   const int64_t* symbols = launch_.symbols.data();
   const int64_t workers = launch_.workers;
-  team_->run(
+  team_->team().run(
       c.library->num_blocks(symbols, workers),
       [&](int worker, int64_t first, int64_t end) {
         c.library->run_blocks(pointers_.data(), symbols, workers, first, end, scratch_[worker].data());

@@ -5,14 +5,12 @@
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <vector>
 
 #include "ir/tensor.h"
 #include "runtime/cpu_wait.h"
 #include "runtime/kernel_library.h"
 #include "runtime/memory_planner.h"
-#include "runtime/thread_team.h"
 #include "tune/autotuner.h"
 
 namespace tilefuse::driver {
@@ -39,7 +37,7 @@ class LaunchCandidateBench : public tune::CandidateBench {
   void run(int candidate) override;
   void keep_as_reference() override;
   std::optional<std::string> differs_from_reference() override;
-  double cpu_waiting_share() const override { return meter_ ? meter_->waiting_share() : 0; }
+  double cpu_waiting_share() const override { return team_ ? team_->waiting_share() : 0; }
 
  private:
   std::vector<LaunchCandidate> candidates_;
@@ -47,9 +45,8 @@ class LaunchCandidateBench : public tune::CandidateBench {
   std::vector<Tensor> clones_;     // inputs, then outputs
   std::vector<void*> pointers_;    // the `buffers` argument over the clones
   std::vector<Tensor> reference_;  // outputs of the reference run
-  std::unique_ptr<runtime::ThreadTeam> team_;
   std::vector<runtime::Arena> scratch_;  // one per worker
-  std::optional<runtime::CpuWaitMeter> meter_;  // from the end of prepare()
+  std::unique_ptr<runtime::MeasuringTeam> team_;
 };
 
 }  // namespace tilefuse::driver

@@ -160,14 +160,10 @@ class BlockingBench : public tune::CandidateBench {
   }
 
   int count() const override { return static_cast<int>(candidates_.size()); }
-  void prepare() override {
-    team_ = std::make_unique<runtime::ThreadTeam>(threads_);
-    team_->pin_workers();  // this is the measuring child: its threads are its own
-    meter_.emplace(*team_);
-  }
+  void prepare() override { team_ = std::make_unique<runtime::MeasuringTeam>(threads_); }
   void run(int candidate) override {
     call_.set_blocking(candidates_.at(static_cast<size_t>(candidate)));
-    call_.run(*team_, inputs_, outputs_);
+    call_.run(team_->team(), inputs_, outputs_);
   }
   void keep_as_reference() override {
     reference_.clear();
@@ -181,15 +177,14 @@ class BlockingBench : public tune::CandidateBench {
     }
     return std::nullopt;
   }
-  double cpu_waiting_share() const override { return meter_ ? meter_->waiting_share() : 0; }
+  double cpu_waiting_share() const override { return team_ ? team_->waiting_share() : 0; }
 
  private:
   runtime::LibraryCall& call_;
   std::vector<runtime::GemmBlocking> candidates_;
   int threads_;
   std::vector<Tensor> inputs_, outputs_, reference_;
-  std::unique_ptr<runtime::ThreadTeam> team_;
-  std::optional<runtime::CpuWaitMeter> meter_;  // from the end of prepare()
+  std::unique_ptr<runtime::MeasuringTeam> team_;
 };
 
 }  // namespace

@@ -41,6 +41,19 @@ class CpuWaitMeter {
   std::chrono::steady_clock::time_point start_;
 };
 
+// The team of a process that only measures (the tuner's child): its workers pinned to CPUs of
+// their own (its threads are its own to pin) and their waits counted from construction.
+class MeasuringTeam {
+ public:
+  explicit MeasuringTeam(int threads) : team_(threads), meter_((team_.pin_workers(), team_)) {}
+  ThreadTeam& team() { return team_; }
+  double waiting_share() const { return meter_.waiting_share(); }
+
+ private:
+  ThreadTeam team_;
+  CpuWaitMeter meter_;
+};
+
 // Whether what was measured while the threads waited `waiting_share` of the time is trusted: at
 // most kTrustedCpuWaitingShare, or anything under TILEFUSE_RECORD_BUSY_MEASUREMENTS=1 (the
 // tests, which run beside each other, check what is recorded).

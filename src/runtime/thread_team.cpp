@@ -291,9 +291,19 @@ int ThreadTeam::size() const { return state_->size(); }
 
 const std::vector<int>& ThreadTeam::helper_thread_ids() const { return state_->thread_ids; }
 
+namespace {
+
+// Whether the team has workers to keep apart and the process may use a CPU for each; `allowed`
+// is then the CPUs it may use.
+bool cpus_for_each_worker(int size, cpu_set_t& allowed) {
+  return size >= 2 && sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) >= size;
+}
+
+}  // namespace
+
 void ThreadTeam::pin_workers() {
   cpu_set_t allowed;
-  if (size() < 2 || sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < size()) return;
+  if (!cpus_for_each_worker(size(), allowed)) return;
   std::vector<int> cpus;
   for (int cpu = 0; cpu < CPU_SETSIZE && static_cast<int>(cpus.size()) < size(); ++cpu) {
     if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
@@ -308,7 +318,7 @@ void ThreadTeam::pin_workers() {
 
 void ThreadTeam::spread_workers(std::chrono::milliseconds limit) {
   cpu_set_t allowed;
-  if (size() < 2 || sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < size()) return;
+  if (!cpus_for_each_worker(size(), allowed)) return;
   const auto deadline = std::chrono::steady_clock::now() + limit;
   std::vector<int> cpus(static_cast<size_t>(size()));
   for (bool busy = false;; busy = true) {
