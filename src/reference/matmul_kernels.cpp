@@ -1,8 +1,6 @@
 // MatMul (numpy matmul: 1-D operands promoted, batch dims broadcast) and Gemm
 // (Y = alpha * op(A) * op(B) + beta * C). f32/f64 run through the BLAS; the other element types
 // through a plain loop that accumulates in double (f16/bf16) or wrapping int64 (integers).
-#include <cblas.h>
-
 #include <algorithm>
 
 #include "ir/ops/fused_activation.h"
@@ -11,6 +9,7 @@
 #include "reference/integer_math.h"
 #include "reference/kernel_args.h"
 #include "reference/kernel_table.h"
+#include "reference/openblas.h"
 
 namespace tilefuse::reference {
 
@@ -32,15 +31,15 @@ void gemm_block(const MatrixView& a, const MatrixView& b, Tensor& out, int64_t o
   int64_t m_size = a.rows, n_size = b.cols, k_size = a.cols;
   if (m_size == 0 || n_size == 0) return;
   auto ta = a.transposed ? CblasTrans : CblasNoTrans, tb = b.transposed ? CblasTrans : CblasNoTrans;
-  int ldc = static_cast<int>(std::max<int64_t>(1, n_size));
+  int64_t ldc = std::max<int64_t>(1, n_size);
   if (out.dtype() == DType::f32) {
-    cblas_sgemm(CblasRowMajor, ta, tb, m_size, n_size, k_size, static_cast<float>(alpha),
+    openblas::sgemm(ta, tb, m_size, n_size, k_size, static_cast<float>(alpha),
                 a.tensor->data<float>() + a.offset, a.leading_dim(), b.tensor->data<float>() + b.offset,
                 b.leading_dim(), static_cast<float>(beta), out.data<float>() + out_offset, ldc);
     return;
   }
   if (out.dtype() == DType::f64) {
-    cblas_dgemm(CblasRowMajor, ta, tb, m_size, n_size, k_size, alpha, a.tensor->data<double>() + a.offset,
+    openblas::dgemm(ta, tb, m_size, n_size, k_size, alpha, a.tensor->data<double>() + a.offset,
                 a.leading_dim(), b.tensor->data<double>() + b.offset, b.leading_dim(), beta,
                 out.data<double>() + out_offset, ldc);
     return;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "reference/openblas.h"
+
 namespace tilefuse::runtime {
 
 namespace {
@@ -36,14 +38,13 @@ void run_slice(const BlasGemm& g, const Slicing& s, int64_t slice) {
     a += g.trans_a == CblasNoTrans ? first * g.lda : first;
     c += first * g.ldc, m = count;
   }
-  cblas_sgemm(CblasRowMajor, g.trans_a, g.trans_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(g.k),
-              g.alpha, a, static_cast<int>(g.lda), b, static_cast<int>(g.ldb), g.beta, c, static_cast<int>(g.ldc));
+  reference::openblas::sgemm(g.trans_a, g.trans_b, m, n, g.k, g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc);
 }
 
 }  // namespace
 
 void blas_sgemm_on_team(ThreadTeam& team, const std::vector<BlasGemm>& calls) {
-  openblas_set_num_threads(1);
+  reference::openblas::use_one_thread();
   std::vector<Slicing> slicings;
   std::vector<int64_t> first_unit = {0};  // call i's slices are units [first_unit[i], first_unit[i + 1])
   for (const BlasGemm& g : calls) {

@@ -6,7 +6,7 @@
 // cores, and the device limit is its size.
 #pragma once
 
-#include <cblas.h>
+#include <cblas.h>  // the CBLAS_TRANSPOSE values; the library itself is reference/openblas.h
 
 #include <cstdint>
 #include <vector>

@@ -1,11 +1,10 @@
 #include "runtime/pointwise_depthwise_call.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cstring>
 
 #include "ir/ops/fused_activation.h"
+#include "reference/openblas.h"
 #include "runtime/conv_gemm.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/depthwise_across_channels.h"
@@ -229,10 +228,10 @@ class PointwiseDepthwiseCall : public LibraryCall {
   // threads off), then the bias and activation.
   void expand_with_openblas(const Operands& ops, const float* x, int64_t plane, int64_t positions, int64_t e0,
                             int64_t e1, float* expanded) const {
-    openblas_set_num_threads(1);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(e1 - e0), static_cast<int>(positions),
-                static_cast<int>(ops.channels), 1.0f, ops.w1 + e0 * ops.channels, static_cast<int>(ops.channels), x,
-                static_cast<int>(plane), 0.0f, expanded + e0 * positions, static_cast<int>(positions));
+    reference::openblas::use_one_thread();
+    reference::openblas::sgemm(CblasNoTrans, CblasNoTrans, e1 - e0, positions, ops.channels, 1.0f,
+                               ops.w1 + e0 * ops.channels, ops.channels, x, plane, 0.0f, expanded + e0 * positions,
+                               positions);
     for (int64_t e = e0; e < e1; ++e) {
       float* row = expanded + e * positions;
       if (ops.b1 != nullptr) std::for_each(row, row + positions, [&](float& v) { v += ops.b1[e]; });

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <string>
 
+#include "reference/openblas.h"
+
 namespace tilefuse::runtime {
 namespace {
 
@@ -31,10 +33,8 @@ struct Operands {
 };
 
 std::vector<float> whole_call(const BlasGemm& g, std::vector<float> c) {
-  openblas_set_num_threads(1);
-  cblas_sgemm(CblasRowMajor, g.trans_a, g.trans_b, static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k),
-              g.alpha, g.a, static_cast<int>(g.lda), g.b, static_cast<int>(g.ldb), g.beta, c.data(),
-              static_cast<int>(g.ldc));
+  reference::openblas::use_one_thread();
+  reference::openblas::sgemm(g.trans_a, g.trans_b, g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, c.data(), g.ldc);
   return c;
 }
 
