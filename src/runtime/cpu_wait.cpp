@@ -23,7 +23,8 @@ double run_delay_ns(const std::string& path) {
 
 }  // namespace
 
-CpuWaitMeter::CpuWaitMeter(const ThreadTeam& team) : start_(std::chrono::steady_clock::now()) {
+CpuWaitMeter::CpuWaitMeter(const ThreadTeam& team)
+    : team_(team), parts_taken_over_(team.parts_taken_over()), start_(std::chrono::steady_clock::now()) {
   std::vector<int> ids = {static_cast<int>(::gettid())};
   ids.insert(ids.end(), team.helper_thread_ids().begin(), team.helper_thread_ids().end());
   for (int id : ids) {
@@ -36,6 +37,7 @@ CpuWaitMeter::CpuWaitMeter(const ThreadTeam& team) : start_(std::chrono::steady_
 }
 
 double CpuWaitMeter::waiting_share() const {
+  if (team_.parts_taken_over() != parts_taken_over_) return 1;
   const double elapsed_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start_).count();
   if (paths_.empty() || elapsed_ns <= 0) return 0;
   double waited = 0;

@@ -32,10 +32,15 @@ class CpuWaitMeter {
   explicit CpuWaitMeter(const ThreadTeam& team);
 
   // The time the threads waited for a CPU since construction, summed over them, over the elapsed
-  // time times their number. 0 where the kernel does not report it.
+  // time times their number. 0 where the kernel does not report it. 1 where the caller ran the
+  // part of a worker it found asleep meanwhile: what was timed is then not the team's speed, and
+  // the sleeping worker waited for nothing (a worker whose 2 ms of spinning ran out while it
+  // waited for a CPU falls asleep).
   double waiting_share() const;
 
  private:
+  const ThreadTeam& team_;
+  int64_t parts_taken_over_;
   std::vector<std::string> paths_;
   std::vector<double> start_ns_;  // each thread's run delay at construction
   std::chrono::steady_clock::time_point start_;

@@ -810,7 +810,14 @@ struct StepRunner::Impl {
       if (profile->steps.empty()) describe_steps(*profile, p);
       profile->begin_run();
     }
-    if (region.on) {
+    // A region needs every worker from its start and would wait for a sleeping one's wake-up
+    // (150-250 us on a VM: a small model's whole run); step by step, the caller runs a sleeping
+    // worker's part of each step itself until the first job has woken it. So a region chosen by
+    // measurement (runs back to back) gives way after a pause; one the user asked for does not.
+    const bool in_region =
+        region.on && (options.superkernel == SuperKernelMode::on || p.region_alone || !team.helpers_asleep());
+    if (region.on && !in_region) team.wake_helpers();  // for the next run, if this one's steps never do
+    if (in_region) {
       run_region(p, region.floor_ns);
     } else {
       run_step_by_step(p);
@@ -825,7 +832,7 @@ struct StepRunner::Impl {
     if (profile && copied)
       profile->record(static_cast<int64_t>(plan.steps.size()), 0, start, StepProfile::Clock::now());
     counters.barriers = ThreadTeam::barriers_on_this_thread() - barriers_before;
-    counters.superkernel = region.on;
+    counters.superkernel = in_region;
   }
 
   bool runs(size_t i) const {

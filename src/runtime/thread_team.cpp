@@ -46,8 +46,10 @@ void cpu_relax() {
 }
 
 // Waits until `word` differs from `old` and returns the new value: spins for `spin` (busy, then
-// yielding), then sleeps in the kernel (std::atomic::wait is a futex on Linux).
-uint32_t wait_for_change(const std::atomic<uint32_t>& word, uint32_t old, std::chrono::microseconds spin) {
+// yielding), then sleeps in the kernel (std::atomic::wait is a futex on Linux), with `asleep`
+// (where given) set meanwhile.
+uint32_t wait_for_change(const std::atomic<uint32_t>& word, uint32_t old, std::chrono::microseconds spin,
+                         std::atomic<bool>* asleep = nullptr) {
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     for (int i = 0; i < 64; ++i) {
@@ -59,7 +61,9 @@ uint32_t wait_for_change(const std::atomic<uint32_t>& word, uint32_t old, std::c
     if (waited >= spin) break;
     if (waited >= kBusySpin) std::this_thread::yield();
   }
+  if (asleep != nullptr) asleep->store(true, std::memory_order_release);
   word.wait(old, std::memory_order_acquire);
+  if (asleep != nullptr) asleep->store(false, std::memory_order_release);
   return word.load(std::memory_order_acquire);
 }
 
@@ -127,19 +131,32 @@ std::pair<int64_t, int64_t> worker_blocks(int64_t num_blocks, int workers, int w
 }
 
 struct ThreadTeam::State {
+  // Per worker: the last job whose part of it was taken (by the worker, or by the caller while the
+  // worker slept), and whether the worker sleeps in the kernel now. Apart, so that one worker's
+  // writes do not move the other's line.
+  struct alignas(64) Slot {
+    std::atomic<uint32_t> taken{0};
+    std::atomic<bool> asleep{false};
+  };
+
   const ThreadTeam* team = nullptr;
   std::vector<std::thread> threads;            // workers 1 .. size-1
   std::vector<int> thread_ids;                 // their kernel thread ids, written before the constructor returns
   std::atomic<int> started{0};                 // workers that have written theirs
-  std::vector<std::exception_ptr> errors;      // one slot per worker, so no lock is needed
+  std::unique_ptr<Slot[]> slots;               // one per worker (slot 0 unused)
+  std::vector<std::exception_ptr> errors;      // one slot per part, so no lock is needed
   std::mutex run_mutex;                        // one run() at a time, from any thread
-  // The job: written by run() only while every worker is idle, published by `generation`.
+  // The job, written by the caller only while no part of the previous one is open, and published
+  // by `generation` (its number). A helper reads it only after taking its part (take_part), so a
+  // helper that comes late to a job whose parts were all done reads nothing of the next one.
   const BlockTask* task = nullptr;
   int64_t num_blocks = 0;
   int active_workers = 0;
+  bool stealable = false;  // the caller may take the part of a sleeping helper
   bool stopping = false;
-  alignas(64) std::atomic<uint32_t> generation{0};  // bumped once per job
-  alignas(64) std::atomic<uint32_t> pending{0};     // helper workers still busy with the job
+  alignas(64) std::atomic<uint32_t> generation{0};  // the current job's number
+  alignas(64) std::atomic<uint32_t> parts_left{0};  // helpers' parts of the job not yet done
+  std::atomic<int64_t> parts_taken_over{0};         // helpers' parts the caller ran, ever
 
   // A region: the job is region_task instead of task. Worker 0's run() calls inside it are
   // "inner jobs", published by inner_generation; every helper serves each one (in assist, or
@@ -157,16 +174,32 @@ struct ThreadTeam::State {
 
   int size() const { return static_cast<int>(threads.size()) + 1; }
 
-  // Runs this worker's share of the current job, capturing any exception.
-  void work(int worker) {
-    if (region_task != nullptr) return work_in_region(worker);
-    if (worker >= active_workers) return;
-    const auto [first, end] = worker_blocks(num_blocks, active_workers, worker);
-    try {
-      (*task)(worker, first, end);
-    } catch (...) {
-      errors[worker] = std::current_exception();
+  // Takes part `part` of job `job` unless someone has (the helper itself, the caller, or the
+  // caller's marking of a part without work): true for exactly one taker. Job numbers only grow
+  // (modulo 2^32), so a part last taken for an earlier job is open.
+  bool take_part(int part, uint32_t job) {
+    std::atomic<uint32_t>& taken = slots[part].taken;
+    uint32_t last = taken.load(std::memory_order_relaxed);
+    while (static_cast<int32_t>(job - last) > 0) {
+      if (taken.compare_exchange_weak(last, job, std::memory_order_acq_rel)) return true;
     }
+    return false;
+  }
+
+  // Runs part `part` of the current job (a run's blocks, or a worker's part of a region),
+  // capturing any exception.
+  void work(int part) {
+    if (region_task != nullptr) return work_in_region(part);
+    const auto [first, end] = worker_blocks(num_blocks, active_workers, part);
+    try {
+      (*task)(part, first, end);
+    } catch (...) {
+      errors[part] = std::current_exception();
+    }
+  }
+
+  void finish_part() {
+    if (parts_left.fetch_sub(1, std::memory_order_acq_rel) == 1) parts_left.notify_one();
   }
 
   // A worker's part of a region. A failure aborts the region. A helper then serves worker 0's
@@ -233,24 +266,52 @@ struct ThreadTeam::State {
     t_active_team = team;
     uint32_t seen = 0;
     for (;;) {
-      seen = wait_for_change(generation, seen, kWorkerSpin);
+      seen = wait_for_change(generation, seen, kWorkerSpin, &slots[worker].asleep);
+      // A later job may have replaced `seen` already; the next round sees it.
+      if (!take_part(worker, seen)) continue;
       if (stopping) return;
       work(worker);
-      if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) pending.notify_one();
+      finish_part();
     }
   }
 
-  void publish_and_wait(bool stop) {
-    stopping = stop;
-    pending.store(static_cast<uint32_t>(threads.size()), std::memory_order_relaxed);
-    generation.fetch_add(1, std::memory_order_release);
+  // Publishes the job written into the fields above: parts [active_workers, size) have no work
+  // and count as taken. Wakes the helpers that sleep.
+  uint32_t publish() {
+    const uint32_t job = generation.load(std::memory_order_relaxed) + 1;
+    for (int part = active_workers; part < size(); ++part) slots[part].taken.store(job, std::memory_order_relaxed);
+    parts_left.store(static_cast<uint32_t>(active_workers - 1), std::memory_order_relaxed);
+    generation.store(job, std::memory_order_release);
     generation.notify_all();
-    if (stop) return;
+    return job;
+  }
+
+  // Publishes the job, runs part 0 on the caller, then (where the job allows) the parts of helpers
+  // that were still asleep: waking one took 150-250 us on this project's VM, longer than a small
+  // model's whole run. Returns once every part is done.
+  void publish_and_wait() {
+    const uint32_t job = publish();
     work(0);  // in a region, this also tells the helpers that worker 0 is done
-    for (uint32_t left = pending.load(std::memory_order_acquire); left != 0;
-         left = pending.load(std::memory_order_acquire)) {
-      wait_for_change(pending, left, kCallerSpin);
+    if (stealable) {
+      for (int part = 1; part < active_workers; ++part) {
+        if (slots[part].asleep.load(std::memory_order_acquire) && take_part(part, job)) {
+          parts_taken_over.fetch_add(1, std::memory_order_relaxed);
+          work(part);
+          finish_part();
+        }
+      }
     }
+    for (uint32_t left = parts_left.load(std::memory_order_acquire); left != 0;
+         left = parts_left.load(std::memory_order_acquire)) {
+      wait_for_change(parts_left, left, kCallerSpin);
+    }
+  }
+
+  bool any_helper_asleep() const {
+    for (int worker = 1; worker < size(); ++worker) {
+      if (slots[worker].asleep.load(std::memory_order_acquire)) return true;
+    }
+    return false;
   }
 
   void rethrow_first_error() {
@@ -264,6 +325,7 @@ ThreadTeam::ThreadTeam(int threads) {
   if (threads < 1) fail_internal("a thread team needs at least one thread, got {}", threads);
   state_ = std::make_unique<State>();
   state_->team = this;
+  state_->slots = std::make_unique<State::Slot[]>(static_cast<size_t>(threads));
   state_->errors.resize(threads);
   state_->inner_errors.resize(threads);
   state_->inner_seen.resize(threads);
@@ -282,7 +344,9 @@ ThreadTeam::ThreadTeam(int threads) {
 ThreadTeam::~ThreadTeam() {
   {
     std::lock_guard lock(state_->run_mutex);
-    state_->publish_and_wait(/*stop=*/true);
+    state_->stopping = true;
+    state_->active_workers = state_->size();
+    state_->publish();
   }
   for (std::thread& thread : state_->threads) thread.join();
 }
@@ -308,12 +372,12 @@ void ThreadTeam::pin_workers() {
   for (int cpu = 0; cpu < CPU_SETSIZE && static_cast<int>(cpus.size()) < size(); ++cpu) {
     if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
   }
-  run(size(), [&](int worker, int64_t, int64_t) {
+  run_job(size(), [&](int worker, int64_t, int64_t) {
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpus[static_cast<size_t>(worker)], &one);
     sched_setaffinity(0, sizeof one, &one);  // a refusal leaves the worker where it was: still correct
-  });
+  }, size(), /*stealable=*/false);
 }
 
 void ThreadTeam::spread_workers(std::chrono::milliseconds limit) {
@@ -324,17 +388,21 @@ void ThreadTeam::spread_workers(std::chrono::milliseconds limit) {
   for (bool busy = false;; busy = true) {
     // While they share a CPU, every worker keeps busy a while, so that the kernel sees a CPU with
     // two runnable threads beside an idle one and moves one of them.
-    run(size(), [&](int worker, int64_t, int64_t) {
+    run_job(size(), [&](int worker, int64_t, int64_t) {
       cpus[static_cast<size_t>(worker)] = sched_getcpu();
       const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(busy ? 200 : 0);
       while (std::chrono::steady_clock::now() < until) cpu_relax();
-    });
+    }, size(), /*stealable=*/false);
     std::sort(cpus.begin(), cpus.end());
     if (std::adjacent_find(cpus.begin(), cpus.end()) == cpus.end() || std::chrono::steady_clock::now() > deadline) return;
   }
 }
 
 void ThreadTeam::run(int64_t num_blocks, BlockTask fn, int max_workers) {
+  run_job(num_blocks, fn, max_workers, /*stealable=*/true);
+}
+
+void ThreadTeam::run_job(int64_t num_blocks, BlockTask fn, int max_workers, bool stealable) {
   if (num_blocks <= 0) return;
   const bool inner = t_region_team == this;
   if (t_active_team == this && !inner) fail_internal("ThreadTeam::run called from inside one of its own tasks");
@@ -364,7 +432,8 @@ void ThreadTeam::run(int64_t num_blocks, BlockTask fn, int max_workers) {
   state.task = &fn;
   state.num_blocks = num_blocks;
   state.active_workers = static_cast<int>(std::min<int64_t>(workers, num_blocks));
-  state.publish_and_wait(/*stop=*/false);
+  state.stealable = stealable;
+  state.publish_and_wait();
   state.rethrow_first_error();
 }
 
@@ -387,12 +456,28 @@ void ThreadTeam::region(WorkerTask fn, int workers) {
   state.active_workers = state.size();
   state.region_aborted.store(false, std::memory_order_relaxed);
   state.leader_done.store(false, std::memory_order_relaxed);
-  state.publish_and_wait(/*stop=*/false);
+  state.stealable = false;  // a region's parts wait for each other: each needs a worker of its own
+  state.publish_and_wait();
   state.region_task = nullptr;
   state.rethrow_first_error();
 }
 
 bool ThreadTeam::in_region() const { return t_region_team == this; }
+
+bool ThreadTeam::helpers_asleep() const { return state_->any_helper_asleep(); }
+
+int64_t ThreadTeam::parts_taken_over() const { return state_->parts_taken_over.load(std::memory_order_relaxed); }
+
+void ThreadTeam::wake_helpers() {
+  if (t_active_team == this) fail_internal("ThreadTeam::wake_helpers called from inside one of this team's tasks");
+  std::lock_guard lock(state_->run_mutex);
+  State& state = *state_;
+  state.task = nullptr;
+  state.region_task = nullptr;
+  state.active_workers = 1;  // a job with no part for any helper: it only wakes them
+  state.stealable = false;
+  state.publish();
+}
 
 void ThreadTeam::set_region_workers(int workers) {
   if (t_region_team != this) fail_internal("ThreadTeam::set_region_workers outside a region's worker 0");

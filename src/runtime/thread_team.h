@@ -3,7 +3,8 @@
 // worker, and the calling thread works as worker 0. Workers wait for work by spinning (yielding
 // the CPU to anyone else who wants it) for 2 ms and then sleeping, so an idle team costs no CPU
 // (unlike a spin-forever barrier) while a caller running inferences a few milliseconds apart
-// finds them awake.
+// finds them awake. A caller that finds a worker asleep wakes it but does not wait for it: it
+// runs that worker's range itself once its own is done, unless the worker has started it.
 //
 // Two ways to use it: run() is one fork and one join per job; region() forks once for a whole
 // sequence of jobs whose workers synchronise among themselves through counters (the SuperKernel,
@@ -96,6 +97,15 @@ class ThreadTeam {
   void region(WorkerTask fn, int workers = 0);
   // True on worker 0 of a region of this team: run() there is served by the assisting workers.
   bool in_region() const;
+  // Whether a worker sleeps in the kernel now (it has had no job for 2 ms). A region needs every
+  // worker, so a caller that finds one asleep does better with run(), where it takes over the
+  // sleeper's range instead of waiting for its wake-up.
+  bool helpers_asleep() const;
+  // Wakes the workers that sleep and returns at once, for jobs the caller will post shortly.
+  void wake_helpers();
+  // How many parts of jobs the callers have run for workers they found asleep, since the team
+  // started: what was timed meanwhile is not the team's speed (runtime/cpu_wait.h).
+  int64_t parts_taken_over() const;
   // In a region: how many workers worker 0's run() calls use from now on: 1 runs them on worker
   // 0 alone (the others are not assisting then), anything else every worker.
   void set_region_workers(int workers);
@@ -106,6 +116,10 @@ class ThreadTeam {
   void assist(int worker, const std::atomic<int64_t>& counter, int64_t target);
 
  private:
+  // run(), where `stealable` lets the caller run a sleeping worker's range; pinning and
+  // spreading need each range run by its own worker.
+  void run_job(int64_t num_blocks, BlockTask fn, int max_workers, bool stealable);
+
   struct State;
   std::unique_ptr<State> state_;
 };

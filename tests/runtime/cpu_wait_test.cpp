@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -66,6 +67,22 @@ TEST(CpuWait, ATeamOfOneThreadCountsTheCallerAlone) {
   const double share = meter.waiting_share();
   EXPECT_GE(share, 0.0);
   EXPECT_LE(share, 1.0);
+}
+
+// Jobs whose sleeping worker's part the caller ran measured one thread, not the team: never
+// trusted, though the sleeper waited for no CPU.
+TEST(CpuWait, JobsRunForASleepingWorkerAreNotTrusted) {
+  ThreadTeam team(2);
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    for (int ms = 0; ms < 1000 && !team.helpers_asleep(); ++ms) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const CpuWaitMeter meter(team);
+    const int64_t before = team.parts_taken_over();
+    team.run(2, [](int, int64_t, int64_t) {});
+    if (team.parts_taken_over() == before) continue;  // the worker woke in time: try again
+    EXPECT_EQ(meter.waiting_share(), 1.0);
+    return;
+  }
+  FAIL() << "the caller never ran a sleeping worker's part";
 }
 
 }  // namespace
