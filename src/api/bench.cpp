@@ -28,22 +28,35 @@ void check_options(const BenchOptions& options) {
   if (options.warmup < 0) fail_user("bench: --warmup must not be negative, got {}", options.warmup);
 }
 
-// Times `run` warm-up + iterations times; returns the timed runs' milliseconds. A profile keeps
-// the timed runs only.
-std::vector<double> time_runs(const std::function<void()>& run, Mode mode, const BenchOptions& options,
-                              runtime::StepProfile* profile = nullptr) {
-  build::ProgressLine progress(fmt::format("bench {}", mode_name(mode)), options.warmup + options.iterations);
-  std::vector<double> times;
-  for (int i = 0; i < options.warmup + options.iterations; ++i) {
-    if (profile && i == options.warmup) profile->clear();
-    const auto start = std::chrono::steady_clock::now();
+// Warm-up lasts at least this long, whatever --warmup says: a new team's two threads can start on
+// one CPU, and the kernel took up to 10 ms to move one on this project's VM (ThreadTeam::
+// spread_workers), during which a small model's runs whose workers wait on each other (a forced
+// SuperKernel region) took 0.15 ms instead of 0.02.
+constexpr auto kMinWarmup = std::chrono::milliseconds(20);
+
+}  // namespace
+
+std::vector<double> time_runs(const std::function<void()>& run, const std::string& label, const BenchOptions& options,
+                              runtime::StepProfile* profile) {
+  using Clock = std::chrono::steady_clock;
+  build::ProgressLine progress(label, options.warmup + options.iterations);
+  const auto warm_from = Clock::now() + kMinWarmup;
+  for (int i = 0; i < options.warmup || (options.warmup > 0 && Clock::now() < warm_from); ++i) {
     run();
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (i >= options.warmup) times.push_back(ms);
-    progress.advance(i < options.warmup ? "warm-up" : fmt::format("{:.2f} ms", ms));
+    if (i < options.warmup) progress.advance("warm-up");
+  }
+  if (profile) profile->clear();
+  std::vector<double> times;
+  for (int i = 0; i < options.iterations; ++i) {
+    const auto start = Clock::now();
+    run();
+    times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    progress.advance(fmt::format("{:.2f} ms", times.back()));
   }
   return times;
 }
+
+namespace {
 
 int64_t evaluate_bytes(const Dim& bytes, const runtime::BoundInputs& inputs) { return bytes.evaluate(inputs.symbols); }
 
@@ -57,7 +70,7 @@ ModeBench bench_mode(const Graph& graph, const runtime::BoundInputs& inputs, Mod
   bench.mode = mode;
   const std::map<std::string, Tensor> by_name = inputs.by_name();
   if (mode == Mode::reference) {
-    bench.times_ms = time_runs([&] { reference::run_graph(graph, by_name); }, mode, options);
+    bench.times_ms = time_runs([&] { reference::run_graph(graph, by_name); }, fmt::format("bench {}", mode_name(mode)), options);
     bench.kernels = static_cast<int64_t>(graph.num_nodes());
     bench.bytes = unfused_bytes(graph, inputs);
     return bench;
@@ -68,7 +81,8 @@ ModeBench bench_mode(const Graph& graph, const runtime::BoundInputs& inputs, Mod
   if (mode != Mode::fused) execution.profile = nullptr;
   driver::Executor executor(graph, executor_options(mode, execution), counters);
   std::vector<Tensor> outputs;  // reused by every run: no allocation or page fault once warm
-  bench.times_ms = time_runs([&] { executor.run(by_name, outputs); }, mode, options, execution.profile);
+  bench.times_ms = time_runs([&] { executor.run(by_name, outputs); }, fmt::format("bench {}", mode_name(mode)), options,
+                             execution.profile);
   bench.kernels = executor.launches();
   bench.bytes = evaluate_bytes(executor.plan().compulsory_bytes(), inputs);
   return bench;

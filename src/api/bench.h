@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,7 @@ namespace tilefuse::api {
 struct BenchOptions {
   std::vector<Mode> modes = {Mode::fused, Mode::unfused, Mode::reference};
   int iterations = 20;  // timed runs per mode
-  int warmup = 3;       // untimed runs first (page faults, caches, thread wake-up)
+  int warmup = 3;       // untimed runs first (page faults, caches, thread wake-up), 20 ms at least unless 0
   ExecutionOptions execution;
   runtime::StreamOptions stream;
 };
@@ -49,6 +50,13 @@ struct BenchReport {
 // whatever compiling or running the model throws.
 BenchReport bench_model(const Graph& graph, const runtime::BoundInputs& inputs, const std::string& model_name,
                         const BenchOptions& options);
+
+// Runs `run` for the warm-up (options.warmup times, and for at least 20 ms unless that is 0: a
+// new thread team's workers can share one CPU that long), then options.iterations times, timing
+// each: the timed runs' milliseconds. `label` names the progress line; a profile keeps the timed
+// runs only.
+std::vector<double> time_runs(const std::function<void()>& run, const std::string& label, const BenchOptions& options,
+                              runtime::StepProfile* profile = nullptr);
 
 // The q-quantile (0..1) of `values`, linearly interpolated between order statistics.
 double quantile(std::vector<double> values, double q);

@@ -2,6 +2,7 @@
 // check the report's shape and the relations that must hold whatever the timings are.
 #include "api/bench.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 
@@ -105,6 +106,25 @@ TEST(Bench, TableNamesEveryModeAndTheBandwidth) {
   EXPECT_THAT(table, ::testing::HasSubstr("STREAM triad"));
   EXPECT_THAT(table, ::testing::HasSubstr("fused"));
   EXPECT_THAT(table, ::testing::Not(::testing::HasSubstr("unfused")));
+}
+
+// A new team's workers can share a CPU for ~10 ms: warm-up goes on for 20 ms however few runs
+// --warmup asks, and --warmup 0 means none.
+TEST(Bench, WarmsUpForTwentyMillisecondsUnlessTold0) {
+  using Clock = std::chrono::steady_clock;
+  BenchOptions options;
+  options.iterations = 2;
+  int runs = 0;
+  const auto run = [&] { ++runs; };
+  options.warmup = 1;
+  const auto start = Clock::now();
+  EXPECT_EQ(time_runs(run, "test", options).size(), 2U);
+  EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(20));
+  EXPECT_GT(runs, 3) << "more than the one warm-up run asked";
+  runs = 0;
+  options.warmup = 0;
+  EXPECT_EQ(time_runs(run, "test", options).size(), 2U);
+  EXPECT_EQ(runs, 2) << "no warm-up at all";
 }
 
 TEST(Bench, RejectsBadOptions) {

@@ -19,7 +19,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchCommand& command) {
       ->delimiter(',')
       ->capture_default_str();
   sub->add_option("--iters", command.iterations, "Timed runs per mode")->capture_default_str();
-  sub->add_option("--warmup", command.warmup, "Untimed runs per mode before timing")->capture_default_str();
+  sub->add_option("--warmup", command.warmup, "Untimed runs per mode before timing; unless 0, they go on for at least 20 ms (a new thread team's workers may share a CPU that long)")->capture_default_str();
   sub->add_option("--seed", command.seed, "Seed of the random data for inputs not given")->capture_default_str();
   add_input_option(sub, command.inputs);
   add_execution_flags(sub, command.execution);
