@@ -4,8 +4,9 @@
 // the first run measures the kernel's candidates step by step, the second runs the chain. The
 // cases: a scale, a mask added and a transposed result; rows that fill no whole band (1000 rows
 // of 1100 scores, K^T a graph input); a causal mask through Where; the V projection computed
-// after the softmax in graph order (the chain's steps are made consecutive around it); scores
-// that are a graph output, which is no chain; and products in bf16.
+// after the softmax in graph order (the chain's steps are made consecutive around it); a result
+// the arena could place over the chain's queries; scores that are a graph output, which is no
+// chain; and products in bf16.
 #include <gtest/gtest.h>
 
 #include "e2e/fused_vs_reference.h"
@@ -87,8 +88,7 @@ ChainCase causal_where() {
 }
 
 // Q and V projected from x, V by a MatMul added after the softmax: a step between the chain's,
-// moved before it. Q lives in the arena and the result is smaller: planned by each step's own
-// lifetime, the result could take Q's bytes while later bands still read Q.
+// moved before it.
 ChainCase projection_between() {
   return {"projections_around", [](Graph& g) {
             Value* x = input(g, "x", {1, 1024, 8});
@@ -99,6 +99,31 @@ ChainCase projection_between() {
             Value* v = op(g, "MatMul", {x, g.add_constant("wv", filled({8, 16}, 11))});
             g.add_output(op(g, "MatMul", {p, v}));
             return std::map<std::string, Tensor>{{"kt", filled({1, 64, 1024}, 13, 0.0)}, {"x", filled({1, 1024, 8}, 14)}};
+          }};
+}
+
+// A chain's steps run at once, so what it reads lives to its last step. Here the result (8 MiB,
+// 64 heads of 256 rows of 128) is larger than the scores and read by a kernel after the chain, and
+// Q is a projection in the arena: planned by each step's own lifetime, the result takes the bytes
+// of Q, whose later heads the chain reads after writing the earlier heads' results.
+ChainCase result_over_queries() {
+  return {"result_over_queries", [](Graph& g) {
+            Value* x = input(g, "x", {64, 256, 8});
+            Value* kt = input(g, "kt", {64, 16, 64});
+            Value* xv = input(g, "xv", {64, 64, 8});
+            // Weights an eighth of filled()'s: the products' sums stay small, so f32 rounding stays
+            // well inside the tolerance where they cancel.
+            const auto weight = [](std::vector<int64_t> shape, int salt) {
+              Tensor w = filled(std::move(shape), salt);
+              for (int64_t i = 0; i < w.numel(); ++i) w.set_f64(i, w.get_f64(i) / 8);
+              return w;
+            };
+            Value* q = op(g, "MatMul", {x, g.add_constant("wq", weight({8, 16}, 19))});
+            Value* v = op(g, "MatMul", {xv, g.add_constant("wv", weight({8, 128}, 20))});
+            Value* p = softmax(g, op(g, "MatMul", {q, kt}));
+            g.add_output(op(g, "Add", {op(g, "MatMul", {p, v}), g.add_constant("one", Tensor::scalar_f32(1.0f))}));
+            return std::map<std::string, Tensor>{
+                {"x", filled({64, 256, 8}, 21)}, {"kt", filled({64, 16, 64}, 22)}, {"xv", filled({64, 64, 8}, 23)}};
           }};
 }
 
@@ -162,7 +187,8 @@ TEST_P(RowChain, FusedMatchesReference) {
 
 std::vector<ChainRun> runs() {
   std::vector<ChainRun> out;
-  for (const ChainCase& c : {scaled_masked(), ragged_rows(), causal_where(), projection_between(), scores_as_output()}) {
+  for (const ChainCase& c :
+       {scaled_masked(), ragged_rows(), causal_where(), projection_between(), result_over_queries(), scores_as_output()}) {
     out.push_back({c, 2, runtime::SuperKernelMode::on});
     out.push_back({c, 2, runtime::SuperKernelMode::off});
     out.push_back({c, 1, runtime::SuperKernelMode::off});

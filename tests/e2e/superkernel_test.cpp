@@ -151,6 +151,21 @@ TEST(SuperKernelReport, NamesEachStepItsWorkersAndTheStepItWaitsFor) {
   EXPECT_TRUE(off.superkernel_report().steps.empty());
 }
 
+// A SuperKernel record as the cache writes it: the choice and its checksum.
+std::string valid_record(const std::string& choice) {
+  return choice + "\nsha256=" + build::sha256_hex(choice + "\n") + "\n";
+}
+
+// Two workers, `automatic`, the given cache, no calibration probe (see run()).
+driver::ExecutorOptions automatic_options(const std::string& cache) {
+  driver::ExecutorOptions options = e2e::executor_options();
+  options.device.threads = 2;
+  options.superkernel = runtime::SuperKernelMode::automatic;
+  options.cache_dir = cache;
+  options.hardware = tiling::detect_hardware();
+  return options;
+}
+
 // `automatic` measures on the first run and records the choice; a later executor takes a valid
 // record as it is (written here each way), and a broken one is measured again and replaced.
 TEST(SuperKernelChoice, IsMeasuredOnceRecordedAndReused) {
@@ -168,12 +183,9 @@ TEST(SuperKernelChoice, IsMeasuredOnceRecordedAndReused) {
   }
   ASSERT_EQ(records.size(), 1U) << "one record for the one shape";
   const auto write = [&](const std::string& text) { std::ofstream(records[0], std::ios::trunc) << text; };
-  const auto valid = [](const std::string& choice) {
-    return choice + "\nsha256=" + build::sha256_hex(choice + "\n") + "\n";
-  };
-  write(valid("on floor_ns=0"));
+  write(valid_record("on floor_ns=0"));
   EXPECT_EQ(automatic(), "on floor_ns=0");
-  write(valid("off"));
+  write(valid_record("off"));
   EXPECT_EQ(automatic(), "off");
   write("on floor_ns=0\nsha256=0000\n");
   const std::string remeasured = automatic();
@@ -181,7 +193,7 @@ TEST(SuperKernelChoice, IsMeasuredOnceRecordedAndReused) {
   std::string choice;
   std::getline(reread, choice);
   const std::string text((std::istreambuf_iterator<char>(reread)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(choice + "\n" + text, valid(choice)) << "a valid record replaces the broken one";
+  EXPECT_EQ(choice + "\n" + text, valid_record(choice)) << "a valid record replaces the broken one";
   EXPECT_EQ(remeasured, choice);
 }
 
@@ -196,17 +208,10 @@ TEST(SuperKernelChoice, AChosenRegionGivesWayToStepsWhileWorkersSleep) {
   const std::string cache = e2e::test_cache_dir() + "/superkernel_sleepers";
   run(g, inputs, 2, runtime::SuperKernelMode::automatic, cache);  // measures and records
   for (const auto& entry : fs::recursive_directory_iterator(fs::path(cache) / "superkernel")) {
-    if (entry.path().filename() != "choice") continue;
-    const std::string on = "on floor_ns=0\n";
-    std::ofstream(entry.path(), std::ios::trunc) << on << "sha256=" << build::sha256_hex(on) << "\n";
+    if (entry.path().filename() == "choice") std::ofstream(entry.path(), std::ios::trunc) << valid_record("on floor_ns=0");
   }
-  driver::ExecutorOptions options = e2e::executor_options();
-  options.device.threads = 2;
-  options.superkernel = runtime::SuperKernelMode::automatic;
-  options.cache_dir = cache;
-  options.hardware = tiling::detect_hardware();
   driver::ExecutorCounters counters;
-  driver::Executor exe(g, options, counters);
+  driver::Executor exe(g, automatic_options(cache), counters);
   ASSERT_EQ(exe.superkernel_report().choice, "unmeasured");
   std::vector<Tensor> first, after_pause, back_to_back;
   exe.run(inputs, first);
@@ -234,13 +239,8 @@ TEST(SuperKernelChoice, AChoiceMeasuredBesideABusyProcessIsNotRecorded) {
   const auto inputs = read_inputs(g, model.inputs);
   const std::string cache = e2e::test_cache_dir() + "/superkernel_busy";
   fs::remove_all(fs::path(cache) / "superkernel");
-  driver::ExecutorOptions options = e2e::executor_options();
-  options.device.threads = 2;
-  options.superkernel = runtime::SuperKernelMode::automatic;
-  options.cache_dir = cache;
-  options.hardware = tiling::detect_hardware();
   driver::ExecutorCounters counters;
-  driver::Executor exe(g, options, counters);
+  driver::Executor exe(g, automatic_options(cache), counters);
   std::vector<Tensor> busy_outputs;
   {
     const testing_support::BusyCpus busy;
