@@ -69,19 +69,42 @@ std::vector<Value*> expand_softmax(Graph& graph, const Node& n, bool log) {
   return {e.cast(y, out_type)};
 }
 
+// xf centred over `axes`, by the corrected two-pass algorithm: d0 = x - mean(x), then the mean
+// of d0 (zero but for the first mean's rounding) taken out again, and the variance corrected by
+// it. A row of equal values (padding) centres to zero, or to within an ulp of its rounding, as
+// in ONNX Runtime and PyTorch; centred on the first mean alone it was off by an ulp of x, which
+// 1 / sqrt(epsilon) made 2e-5 in a LayerNorm's output. The second mean is summed in the pass that
+// sums the squares: an addition per element, not another pass over the row.
+struct Centred {
+  Value* d;     // x - mean
+  Value* var;   // mean of d^2, never negative
+  Value* mean;  // the corrected mean, kept as dims of 1
+};
+
+Centred centre(Emitter& e, Value* xf, const std::vector<int64_t>& axes) {
+  Value* mean = e.reduce("ReduceMean", xf, axes);
+  Value* d0 = e.op("Sub", {xf, mean});
+  Value* correction = e.reduce("ReduceMean", d0, axes);
+  Value* squares = e.reduce("ReduceMean", e.op("Mul", {d0, d0}), axes);
+  Value* var = e.op("Max", {e.op("Sub", {squares, e.op("Mul", {correction, correction})}), e.scalar(0.0, DType::f32)});
+  return {e.op("Sub", {d0, correction}), var, e.op("Add", {mean, correction})};
+}
+
+// 1 / sqrt(var + epsilon).
+Value* inverse_std(Emitter& e, Value* var, double epsilon) {
+  return e.op("Reciprocal", {e.op("Sqrt", {e.op("Add", {var, e.scalar(epsilon, DType::f32)})})});
+}
+
 std::vector<Value*> expand_layer_norm(Graph& graph, const Node& n) {
   Emitter e(graph, n);
   Value* x = n.input(0);
   DType out_type = x->dtype;
   std::vector<int64_t> axes = axes_from(normalize_axis(n.attr_int("axis", -1), x->rank(), n.describe()), x->rank());
-  Value* xf = e.cast(x, DType::f32);
-  Value* mean = e.reduce("ReduceMean", xf, axes);
-  Value* d = e.op("Sub", {xf, mean});
-  Value* var = e.reduce("ReduceMean", e.op("Mul", {d, d}), axes);
-  Value* inv_std = e.op("Reciprocal", {e.op("Sqrt", {e.op("Add", {var, e.scalar(n.attr_float("epsilon", 1e-5), DType::f32)})})});
-  Value* y = e.op("Mul", {e.op("Mul", {d, inv_std}), e.cast(n.input(1), DType::f32)});
+  const Centred c = centre(e, e.cast(x, DType::f32), axes);
+  Value* inv_std = inverse_std(e, c.var, n.attr_float("epsilon", 1e-5));
+  Value* y = e.op("Mul", {e.op("Mul", {c.d, inv_std}), e.cast(n.input(1), DType::f32)});
   if (n.has_input(2)) y = e.op("Add", {y, e.cast(n.input(2), DType::f32)});
-  return {e.cast(y, out_type), mean, inv_std};
+  return {e.cast(y, out_type), c.mean, inv_std};
 }
 
 // A per-channel constant vector as a constant of shape [C, 1, ...] (rank - 1 dims), in f32, so
@@ -123,9 +146,8 @@ std::vector<Value*> expand_batch_norm(Graph& graph, const Node& n) {
 
 // (x - mean) / sqrt(var + epsilon) over `axes` of xf (f32), both statistics kept as dims of 1.
 Value* normalize(Emitter& e, Value* xf, const std::vector<int64_t>& axes, double epsilon) {
-  Value* d = e.op("Sub", {xf, e.reduce("ReduceMean", xf, axes)});
-  Value* var = e.reduce("ReduceMean", e.op("Mul", {d, d}), axes);
-  return e.op("Mul", {d, e.op("Reciprocal", {e.op("Sqrt", {e.op("Add", {var, e.scalar(epsilon, DType::f32)})})})});
+  const Centred c = centre(e, xf, axes);
+  return e.op("Mul", {c.d, inverse_std(e, c.var, epsilon)});
 }
 
 // InstanceNormalization (and GroupNormalization, which normalises groups of channels): the
