@@ -76,13 +76,25 @@ class ThreadTeam {
   // what runtime/cpu_wait.h reads the scheduler's accounting of.
   const std::vector<int>& helper_thread_ids() const;
   // Calls fn(worker, first_block, end_block) once per worker that has blocks, in parallel, on at
-  // most `max_workers` workers (0: all; a kernel's block_dim); returns when all are done. An
-  // exception in any worker is rethrown here.
+  // most `max_workers` workers (0: all; a kernel's block_dim); returns when all are done. The
+  // range of a worker found asleep may be run by the calling thread after its own, with that
+  // worker's index: `worker` names a range, not a thread. An exception in any worker is rethrown
+  // here.
   void run(int64_t num_blocks, BlockTask fn, int max_workers = 0);
 
   // How many runs started from the calling thread have synchronised the team (a fork and a join;
   // a run that one worker does alone is not counted): what a model's run pays in barriers.
   static int64_t barriers_on_this_thread();
+
+  // Whether a worker sleeps in the kernel now (it has had no job for 2 ms). A region needs every
+  // worker, so a caller that finds one asleep does better with run(), where it takes over the
+  // sleeper's range instead of waiting for its wake-up.
+  bool helpers_asleep() const;
+  // Wakes the workers that sleep and returns at once, for jobs the caller will post shortly.
+  void wake_helpers();
+  // How many ranges of jobs the callers have run for workers they found asleep, since the team
+  // started: what was timed meanwhile is not the team's speed (runtime/cpu_wait.h).
+  int64_t parts_taken_over() const;
 
   // ---- parallel regions ----
 
@@ -97,15 +109,6 @@ class ThreadTeam {
   void region(WorkerTask fn, int workers = 0);
   // True on worker 0 of a region of this team: run() there is served by the assisting workers.
   bool in_region() const;
-  // Whether a worker sleeps in the kernel now (it has had no job for 2 ms). A region needs every
-  // worker, so a caller that finds one asleep does better with run(), where it takes over the
-  // sleeper's range instead of waiting for its wake-up.
-  bool helpers_asleep() const;
-  // Wakes the workers that sleep and returns at once, for jobs the caller will post shortly.
-  void wake_helpers();
-  // How many parts of jobs the callers have run for workers they found asleep, since the team
-  // started: what was timed meanwhile is not the team's speed (runtime/cpu_wait.h).
-  int64_t parts_taken_over() const;
   // In a region: how many workers worker 0's run() calls use from now on: 1 runs them on worker
   // 0 alone (the others are not assisting then), anything else every worker.
   void set_region_workers(int workers);
