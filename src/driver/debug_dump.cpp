@@ -36,22 +36,31 @@ std::string launch_map_source(const std::string& kernel_name, const std::vector<
 }
 
 // A main() around one candidate's source: fills its buffers, runs every block on one thread.
+// Buffers are 64-byte aligned, as the runtime's arena places them: a kernel that streams its
+// stores takes a scalar head on every row of a misaligned output, which would be timed too.
 std::string standalone_bench_source(const std::string& key, const codegen::KernelSource& source,
                                     const std::string& include_dir) {
   std::string s = fmt::format(
       "// Standalone benchmark of {0} candidate {1}: times the kernel alone, on one thread.\n"
       "//   c++ -O3 -march=native -std=c++20 -I {2} bench_{1}.cpp -o bench_{1} && ./bench_{1}\n"
-      "#include \"{1}.cpp\"\n\n#include <algorithm>\n#include <chrono>\n#include <cstdio>\n#include <vector>\n\n"
+      "#include \"{1}.cpp\"\n\n#include <algorithm>\n#include <chrono>\n#include <cstdio>\n#include <cstdlib>\n"
+      "#include <vector>\n\n"
+      "// n values of T, 64-byte aligned, each `value` (never freed: the program ends after timing).\n"
+      "template <typename T> T* buffer(size_t n, T value) {{\n"
+      "  auto* p = static_cast<T*>(std::aligned_alloc(64, (n * sizeof(T) + 63) / 64 * 64));\n"
+      "  std::fill_n(p, n, value);\n"
+      "  return p;\n"
+      "}}\n\n"
       "int main() {{\n",
       source.name, key, include_dir);
   std::string pointers;
   for (size_t i = 0; i < source.buffers.size(); ++i) {
     const Value* v = source.buffers[i];
-    std::string type = codegen::cpp_storage_type(v->dtype);
-    std::string fill = v->dtype == DType::f32 ? "0.5f" : "{}";
-    s += fmt::format("  std::vector<{}> b{}({}, {});  // {}\n", type, i, source.buffer_elements[i].to_string(), fill,
+    const std::string type = codegen::cpp_storage_type(v->dtype);
+    const std::string fill = v->dtype == DType::f32 ? "0.5f" : type + "{}";
+    s += fmt::format("  auto* b{} = buffer<{}>({}, {});  // {}\n", i, type, source.buffer_elements[i].to_string(), fill,
                      v->type_string());
-    pointers += fmt::format("{}b{}.data()", i ? ", " : "", i);
+    pointers += fmt::format("{}b{}", i ? ", " : "", i);
   }
   s += "  void* buffers[] = {" + pointers + "};\n";
   s += "  std::vector<double> scratch(tf_scratch_bytes(nullptr) / sizeof(double) + 8);\n"
