@@ -11,6 +11,7 @@
 #include "passes/concat_slice_folding.h"
 #include "passes/control_flow_inlining.h"
 #include "passes/conv_epilogue_folding.h"
+#include "passes/conv_tap_trimming.h"
 #include "passes/matmul_activation_folding.h"
 #include "passes/matmul_bias_folding.h"
 #include "passes/matmul_split_folding.h"
@@ -41,6 +42,7 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
     passes::fold_matmul_biases(planned.graph);
     passes::fold_matmul_activations(planned.graph);  // after the biases: they come between
     passes::fold_pads_into_convs(planned.graph);  // before the epilogues: they take Convs only
+    passes::trim_conv_taps(planned.graph);  // after the pads fold in: their taps may be cut too
     passes::fold_conv_epilogues(planned.graph);
     passes::fold_pointwise_depthwise(planned.graph);  // after the epilogues: both keep theirs
     passes::split_as_slices(planned.graph);  // after the MatMul splits: a product's parts stay its columns

@@ -1,0 +1,247 @@
+"""A wide differential sweep: many architectures users export from PyTorch (torchvision
+classifiers and segmenters, Hugging Face encoders and decoders), small and with random weights
+(nothing is downloaded), each exported with the TorchScript exporter and run by tilefuse and by
+ONNX Runtime on the same inputs. It answers two questions the eight-model suite cannot: does the
+model import, and is tilefuse's answer right?
+
+    PYTHONPATH=build/python build/peers-venv/bin/python bench/real/zoo.py [--only REGEX] \\
+        [--work-dir build/zoo] [--out bench/real/results/zoo.md]
+
+Per model: import and run status, the worst |tilefuse - ORT| over the largest |ORT| (fused), and
+the median latency of both engines at 2 threads (small models: a smoke number, not a benchmark).
+A failure prints tilefuse's error message, which must name what it rejects.
+"""
+import argparse
+import json
+import pathlib
+import re
+import time
+import traceback
+
+import numpy as np
+import torch
+from torch import nn
+
+SEED = 1234
+
+
+class FirstOutput(nn.Module):
+    """Calls a Hugging Face model by keyword and returns its first output tensor."""
+
+    def __init__(self, model, names, **kwargs):
+        super().__init__()
+        self.model, self.names, self.kwargs = model, names, kwargs
+
+    def forward(self, *args):
+        out = self.model(**dict(zip(self.names, args)), return_dict=False, **self.kwargs)
+        return out[0]
+
+
+def image(side=64, batch=1):
+    return lambda gen: (torch.randn(batch, 3, side, side, generator=gen),)
+
+
+def tokens(vocab=256, seq=16, mask=True):
+    def make(gen):
+        ids = torch.randint(0, vocab, (1, seq), generator=gen)
+        if not mask:
+            return (ids,)
+        m = torch.ones(1, seq, dtype=torch.int64)
+        m[:, seq - seq // 4:] = 0
+        return ids, m
+    return make
+
+
+def tv(name, side=64, **kwargs):
+    def build():
+        import torchvision.models as tvm
+        return getattr(tvm, name)(weights=None, **kwargs)
+    return name, build, image(side)
+
+
+def tv_segmentation(name, side=64):
+    class Out(nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, x):
+            return self.m(x)["out"]
+
+    def build():
+        import torchvision.models.segmentation as seg
+        return Out(getattr(seg, name)(weights=None, weights_backbone=None, num_classes=5, aux_loss=False))
+    return name, build, image(side)
+
+
+def hf(name, config_class, model_class, inputs, names, **config):
+    def build():
+        import transformers
+        cfg = getattr(transformers, config_class)(**config)
+        cfg._attn_implementation = "eager"
+        return FirstOutput(getattr(transformers, model_class)(cfg), names)
+    return name, build, inputs
+
+
+TEXT = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=256,
+            max_position_embeddings=64)
+TEXT_NAMES = ["input_ids", "attention_mask"]
+
+MODELS = [
+    tv("resnet18"), tv("resnext50_32x4d"), tv("wide_resnet50_2"), tv("vgg11_bn", side=224), tv("alexnet", side=224),
+    tv("squeezenet1_1"), tv("densenet121"), tv("googlenet", aux_logits=False, init_weights=True),
+    tv("inception_v3", side=96, aux_logits=False, init_weights=True), tv("shufflenet_v2_x1_0"),
+    tv("mobilenet_v2"), tv("mobilenet_v3_small"), tv("mnasnet1_0"), tv("efficientnet_b0"), tv("efficientnet_v2_s"),
+    tv("regnet_y_400mf"), tv("regnet_x_400mf"), tv("convnext_tiny"), tv("swin_t", side=64), tv("swin_v2_t", side=64),
+    tv("vit_b_16", side=32, image_size=32), tv("maxvit_t", side=64),
+    tv_segmentation("lraspp_mobilenet_v3_large"), tv_segmentation("deeplabv3_mobilenet_v3_large"),
+    tv_segmentation("fcn_resnet50"),
+    hf("distilbert", "DistilBertConfig", "DistilBertModel", tokens(), TEXT_NAMES, dim=64, n_layers=2, n_heads=4,
+       hidden_dim=128, vocab_size=256, max_position_embeddings=64),
+    hf("roberta", "RobertaConfig", "RobertaModel", tokens(), TEXT_NAMES, **TEXT),
+    hf("albert", "AlbertConfig", "AlbertModel", tokens(), TEXT_NAMES, embedding_size=32, **TEXT),
+    hf("electra", "ElectraConfig", "ElectraModel", tokens(), TEXT_NAMES, embedding_size=32, **TEXT),
+    hf("deberta_v2", "DebertaV2Config", "DebertaV2Model", tokens(), TEXT_NAMES, **TEXT),
+    hf("mobilebert", "MobileBertConfig", "MobileBertModel", tokens(), TEXT_NAMES, hidden_size=64,
+       num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, vocab_size=256, embedding_size=32,
+       intra_bottleneck_size=32, true_hidden_size=32, max_position_embeddings=64),
+    hf("opt", "OPTConfig", "OPTModel", tokens(), TEXT_NAMES, hidden_size=64, num_hidden_layers=2,
+       num_attention_heads=4, ffn_dim=128, vocab_size=256, max_position_embeddings=64, word_embed_proj_dim=64),
+    hf("gpt_neo", "GPTNeoConfig", "GPTNeoModel", tokens(), TEXT_NAMES, hidden_size=64, num_layers=2, num_heads=4,
+       vocab_size=256, max_position_embeddings=64, attention_types=[[["global", "local"], 1]], window_size=8),
+    hf("bloom", "BloomConfig", "BloomModel", tokens(), TEXT_NAMES, hidden_size=64, n_layer=2, n_head=4,
+       vocab_size=256),
+    hf("mistral", "MistralConfig", "MistralModel", tokens(), TEXT_NAMES, hidden_size=64, intermediate_size=128,
+       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, vocab_size=256,
+       max_position_embeddings=64, sliding_window=8),
+    hf("qwen2", "Qwen2Config", "Qwen2Model", tokens(), TEXT_NAMES, hidden_size=64, intermediate_size=128,
+       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, vocab_size=256, max_position_embeddings=64),
+    hf("phi", "PhiConfig", "PhiModel", tokens(), TEXT_NAMES, hidden_size=64, intermediate_size=128,
+       num_hidden_layers=2, num_attention_heads=4, vocab_size=256, max_position_embeddings=64),
+    hf("gemma", "GemmaConfig", "GemmaModel", tokens(), TEXT_NAMES, hidden_size=64, intermediate_size=128,
+       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1, head_dim=16, vocab_size=256,
+       max_position_embeddings=64),
+    hf("t5_encoder", "T5Config", "T5EncoderModel", tokens(), TEXT_NAMES, d_model=64, d_kv=16, d_ff=128,
+       num_layers=2, num_heads=4, vocab_size=256),
+    hf("bart", "BartConfig", "BartModel", tokens(mask=False), ["input_ids"], d_model=64, encoder_layers=1,
+       decoder_layers=1, encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
+       decoder_ffn_dim=128, vocab_size=256, max_position_embeddings=64),
+    hf("wav2vec2", "Wav2Vec2Config", "Wav2Vec2Model", lambda gen: (torch.randn(1, 4000, generator=gen),),
+       ["input_values"], hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+       conv_dim=(32, 32, 32), conv_stride=(5, 2, 2), conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16,
+       num_conv_pos_embedding_groups=4),
+    hf("swin_hf", "SwinConfig", "SwinModel", image(64), ["pixel_values"], image_size=64, patch_size=4,
+       embed_dim=16, depths=[1, 1], num_heads=[2, 4], window_size=4),
+    hf("deit", "DeiTConfig", "DeiTModel", image(32), ["pixel_values"], hidden_size=64, num_hidden_layers=2,
+       num_attention_heads=4, intermediate_size=128, image_size=32, patch_size=8),
+    hf("beit", "BeitConfig", "BeitModel", image(32), ["pixel_values"], hidden_size=64, num_hidden_layers=2,
+       num_attention_heads=4, intermediate_size=128, image_size=32, patch_size=8,
+       use_relative_position_bias=True),
+    hf("dinov2", "Dinov2Config", "Dinov2Model", image(32), ["pixel_values"], hidden_size=64, num_hidden_layers=2,
+       num_attention_heads=4, mlp_ratio=2, image_size=32, patch_size=8),
+    hf("segformer", "SegformerConfig", "SegformerModel", image(64), ["pixel_values"], num_encoder_blocks=2,
+       depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[16, 32], num_attention_heads=[1, 2], patch_sizes=[7, 3],
+       strides=[4, 2], mlp_ratios=[2, 2]),
+    hf("mobilevit", "MobileViTConfig", "MobileViTModel", image(64), ["pixel_values"], image_size=64,
+       hidden_sizes=[32, 40, 48], neck_hidden_sizes=[8, 8, 16, 16, 24, 32, 64]),
+    hf("convnextv2", "ConvNextV2Config", "ConvNextV2Model", image(64), ["pixel_values"], hidden_sizes=[16, 32],
+       depths=[1, 1], num_stages=2),
+    hf("clip_text", "CLIPTextConfig", "CLIPTextModel", tokens(), TEXT_NAMES, hidden_size=64, intermediate_size=128,
+       num_hidden_layers=2, num_attention_heads=4, vocab_size=256, max_position_embeddings=64),
+]
+
+
+def median_ms(run, repeats=20):
+    run()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(times))
+
+
+def check(name, build, make_inputs, work, threads):
+    import onnxruntime as ort
+    import tilefuse
+    row = {"model": name}
+    torch.manual_seed(SEED)
+    module = build().eval()
+    args = make_inputs(torch.Generator().manual_seed(SEED))
+    path = work / f"{name}.onnx"
+    names = [f"input_{i}" for i in range(len(args))]
+    try:
+        with torch.no_grad():
+            torch.onnx.export(module, args, str(path), dynamo=False, opset_version=17, input_names=names,
+                              output_names=["output"])
+    except Exception as e:  # the exporter's failure, not ours
+        row.update(status="export failed", error=str(e).splitlines()[0][:200])
+        return row
+    feeds = {n: a.numpy() for n, a in zip(names, args)}
+    # The reference answer from a session whose pool does not spin after its runs: a spinning
+    # pool would hold the cores while tilefuse is timed. ORT is timed last, in its own session.
+    quiet = ort.SessionOptions()
+    quiet.intra_op_num_threads = threads
+    quiet.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    reference = ort.InferenceSession(str(path), quiet, providers=["CPUExecutionProvider"])
+    feeds = {i.name: feeds[i.name] for i in reference.get_inputs()}  # unused inputs are dropped by the exporter
+    want = reference.run(None, feeds)[0]
+    del reference
+    try:
+        session = tilefuse.InferenceSession(str(path), threads=threads)
+        got = session.run(None, feeds)[0]
+        tilefuse_ms = median_ms(lambda: session.run(None, feeds))
+    except Exception as e:
+        row.update(status="tilefuse failed", error=" ".join(str(e).split())[:300])
+        return row
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    ort_session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    scale = max(float(np.max(np.abs(want))), 1e-30)
+    err = float(np.max(np.abs(got.astype(np.float64) - want))) / scale if got.shape == want.shape else float("inf")
+    row.update(status="ok" if err < 1e-4 else "WRONG", error_vs_ort=err, shape=list(want.shape),
+               tilefuse_ms=tilefuse_ms, ort_ms=median_ms(lambda: ort_session.run(None, feeds)))
+    return row
+
+
+def write_markdown(rows, out, threads):
+    lines = [f"# Zoo sweep: import and correctness against ONNX Runtime ({time.strftime('%Y-%m-%d')}, "
+             f"{threads} threads, TorchScript exporter, opset 17, random weights)", "",
+             "Command: `PYTHONPATH=build/python build/peers-venv/bin/python bench/real/zoo.py`. Error: worst "
+             "|tilefuse - ORT| / largest |ORT| of the first output, fused mode. Small models: the times are a "
+             "smoke check, not a benchmark.", "",
+             "| model | status | error vs ORT | tilefuse ms | ORT ms | message |", "|---|---|---:|---:|---:|---|"]
+    for r in rows:
+        err = f"{r['error_vs_ort']:.1e}" if "error_vs_ort" in r else "-"
+        t = f"{r['tilefuse_ms']:.3f}" if "tilefuse_ms" in r else "-"
+        o = f"{r['ort_ms']:.3f}" if "ort_ms" in r else "-"
+        lines.append(f"| {r['model']} | {r['status']} | {err} | {t} | {o} | {r.get('error', '')} |")
+    pathlib.Path(out).write_text("\n".join(lines) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", default=".", help="regex over model names")
+    ap.add_argument("--work-dir", default="build/zoo")
+    ap.add_argument("--out", default="bench/real/results/zoo.md")
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    work = pathlib.Path(args.work_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name, build, make_inputs in MODELS:
+        if not re.search(args.only, name):
+            continue
+        try:
+            row = check(name, build, make_inputs, work, args.threads)
+        except Exception as e:
+            row = {"model": name, "status": "harness failed", "error": repr(e)[:200]}
+            traceback.print_exc()
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    (work / "zoo.json").write_text(json.dumps(rows, indent=1))
+    write_markdown(rows, args.out, args.threads)
+
+
+if __name__ == "__main__":
+    main()
