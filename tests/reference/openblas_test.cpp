@@ -51,8 +51,9 @@ TEST(OpenBlas, ProductsMatchAPlainLoop) {
   }
 }
 
+// ctest runs each test in a process of its own; run as one binary, an earlier test loads it.
 TEST(OpenBlas, TheFirstCallLoadsIt) {
-  EXPECT_FALSE(loaded()) << "nothing in this test's process has called it yet";
+  if (loaded()) GTEST_SKIP() << "an earlier test in this process loaded OpenBLAS already";
   use_one_thread();
   EXPECT_TRUE(loaded());
 }
