@@ -31,7 +31,7 @@ bool library_call_supports(const Node& node) {
   if (node.op == "Conv" || node.op == "FusedConv") return conv_gemm_supports(node);
   if (node.op == "PointwiseDepthwiseConv") return pointwise_depthwise_supported(node);
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return matmul_call_supports(node);
-  if (node.op == "MaxPool") return pool_call_supports(node);
+  if (node.op == "MaxPool" || node.op == "AveragePool") return pool_call_supports(node);
   if (node.op == "Split" || node.op == "Concat") return axis_parts_call_supports(node);
   if (node.op == "Tile" || node.op == "Pad") return axis_map_call_supports(node);
   if (is_strided_copy(node)) return strided_copy_call_supports(node);
@@ -47,7 +47,7 @@ std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBl
   if (node.op == "Conv" || node.op == "FusedConv") return prepare_conv_call(node, blocking, precision);
   if (node.op == "PointwiseDepthwiseConv") return prepare_pointwise_depthwise_call(node, blocking, precision);
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return prepare_matmul_call(node, blocking, precision);
-  if (node.op == "MaxPool") return prepare_pool_call(node);
+  if (node.op == "MaxPool" || node.op == "AveragePool") return prepare_pool_call(node);
   if (node.op == "Split" || node.op == "Concat") return prepare_axis_parts_call(node);
   if (node.op == "Tile" || node.op == "Pad") return prepare_axis_map_call(node);
   if (is_strided_copy(node)) return prepare_strided_copy_call(node);

@@ -1,8 +1,8 @@
 // Steps the runtime computes with its own code instead of generated kernels or the reference
 // kernels: the compute-bound MatMul, FusedMatMul, Gemm (matmul_call.h) and Conv (conv_gemm.h) on
-// f32, and the host ops that real models spend time in: MaxPool (pool_call.h), Split and Concat
-// (axis_parts_call.h), Tile and Pad (axis_map_call.h), Slice, Expand, Gather, GatherND and
-// GatherElements (strided_copy_call.h), Cast (cast_call.h), f32 ArgMax/ArgMin
+// f32, and the host ops that real models spend time in: MaxPool and AveragePool (pool_call.h),
+// Split and Concat (axis_parts_call.h), Tile and Pad (axis_map_call.h), Slice, Expand, Gather,
+// GatherND and GatherElements (strided_copy_call.h), Cast (cast_call.h), f32 ArgMax/ArgMin
 // (arg_extremum_call.h), CumSum (cumsum_call.h), f32 Resize of the last two axes
 // (resize_call.h), and f32 arithmetic whose broadcast only the run's shapes settle
 // (broadcast_call.h). None of them allocates a tensor when it runs. A call is prepared once per
@@ -53,11 +53,11 @@ class LibraryCall {
   virtual GemmBlocking blocking() const { return {}; }
 };
 
-// True if `node` runs as a library call (MatMul/Gemm/Conv on f32, f16 or bf16, 2-D f32 MaxPool
-// without indices, Split, Concat, Tile, Pad, Slice, Expand, Gather, GatherND, GatherElements,
-// Cast, f32 ArgMax/ArgMin, CumSum, f32 Resize of the last two axes and Add/Sub/Mul/Div); other
-// ops and dtypes run on the host (reference) kernels. Asked only of steps the planner left
-// outside its kernels.
+// True if `node` runs as a library call (MatMul/Gemm/Conv on f32, f16 or bf16, 1-D and 2-D f32
+// MaxPool without indices and AveragePool, Split, Concat, Tile, Pad, Slice, Expand, Gather,
+// GatherND, GatherElements, Cast, f32 ArgMax/ArgMin, CumSum, f32 Resize of the last two axes and
+// Add/Sub/Mul/Div); other ops and dtypes run on the host (reference) kernels. Asked only of
+// steps the planner left outside its kernels.
 bool library_call_supports(const Node& node);
 
 // True for a library or host step that runs (not one computed with the shapes, `shape_only`):

@@ -18,6 +18,7 @@ namespace {
 // A pool's sizes with 1-D treated as 2-D of height 1.
 struct PoolShape {
   int64_t planes, height, width, kh, kw, out_h, out_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
+  int64_t pad_bottom = 0, pad_right = 0;  // where AveragePool's count_include_pad counts up to
 };
 
 PoolShape pool_shape(const Node& node, const Tensor& x, const Tensor& out) {
@@ -27,9 +28,17 @@ PoolShape pool_shape(const Node& node, const Tensor& x, const Tensor& out) {
   const std::vector<int64_t> pads = begin_pads(g, in_sp, out_sp);
   const bool one_d = in_sp.size() == 1;
   auto at = [one_d](const std::vector<int64_t>& v, int d, int64_t fallback) { return one_d ? (d == 0 ? fallback : v[0]) : v[d]; };
-  return {x.shape()[0] * x.shape()[1], at(in_sp, 0, 1), at(in_sp, 1, 1), at(g.kernel, 0, 1), at(g.kernel, 1, 1),
-          at(out_sp, 0, 1), at(out_sp, 1, 1), at(g.strides, 0, 1), at(g.strides, 1, 1), at(g.dilations, 0, 1),
-          at(g.dilations, 1, 1), at(pads, 0, 0), at(pads, 1, 0)};
+  PoolShape s{x.shape()[0] * x.shape()[1], at(in_sp, 0, 1), at(in_sp, 1, 1), at(g.kernel, 0, 1), at(g.kernel, 1, 1),
+              at(out_sp, 0, 1), at(out_sp, 1, 1), at(g.strides, 0, 1), at(g.strides, 1, 1), at(g.dilations, 0, 1),
+              at(g.dilations, 1, 1), at(pads, 0, 0), at(pads, 1, 0)};
+  // The end pads as the reference counts them: the attribute's, or what SAME padding adds.
+  std::vector<int64_t> ends;
+  for (size_t d = 0; d < in_sp.size(); ++d) {
+    const int64_t total = std::max<int64_t>(0, (out_sp[d] - 1) * g.strides[d] + g.extent(d) - in_sp[d]);
+    ends.push_back(g.same() ? total - pads[d] : g.pads[g.spatial() + d]);
+  }
+  s.pad_bottom = at(ends, 0, 0), s.pad_right = at(ends, 1, 0);
+  return s;
 }
 
 // A max over a window is a max over its rows of the max down its column: per output row, the
@@ -60,6 +69,53 @@ void max_pool(const PoolShape& s, const float* x, float* out, int64_t first_plan
         const int64_t shift = j * s.dil_w - s.pad_left;  // input column = ox * stride + shift
         const auto [lo, hi] = valid_columns(shift, s.stride_w, s.width, s.out_w);
         if (hi > lo) strided_max(column_max.data() + lo * s.stride_w + shift, s.stride_w, o + lo, hi - lo);
+      }
+    }
+  }
+}
+
+// Taps of a window along one axis that AveragePool counts: those inside the input, and with
+// count_include_pad those in the pads too (not the extra reach of ceil_mode beyond them).
+int64_t counted_taps(int64_t o, int64_t stride, int64_t pad_begin, int64_t pad_end, int64_t dilation, int64_t kernel,
+                     int64_t size, bool include_pad) {
+  const int64_t lo = include_pad ? -pad_begin : 0, hi = include_pad ? size + pad_end : size;
+  int64_t count = 0;
+  for (int64_t j = 0; j < kernel; ++j) {
+    const int64_t x = o * stride - pad_begin + j * dilation;
+    count += x >= lo && x < hi;
+  }
+  return count;
+}
+
+// AveragePool as max_pool computes MaxPool: per output row, the window's rows summed into one
+// row (contiguous adds), then each output the sum of its kernel columns from it, over the
+// number of taps counted (the product of both axes' counts, as the reference counts them).
+void average_pool(const PoolShape& s, bool include_pad, const float* x, float* out, int64_t first_plane,
+                  int64_t end_plane) {
+  thread_local std::vector<float> column_sum;
+  column_sum.resize(static_cast<size_t>(s.width));
+  for (int64_t plane = first_plane; plane < end_plane; ++plane) {
+    const float* src = x + plane * s.height * s.width;
+    for (int64_t oy = 0; oy < s.out_h; ++oy) {
+      std::fill(column_sum.begin(), column_sum.end(), 0.0f);
+      for (int64_t i = 0; i < s.kh; ++i) {
+        const int64_t y = oy * s.stride_h - s.pad_top + i * s.dil_h;
+        if (y < 0 || y >= s.height) continue;
+        const float* row = src + y * s.width;
+        for (int64_t c = 0; c < s.width; ++c) column_sum[c] += row[c];
+      }
+      const float rows = static_cast<float>(
+          counted_taps(oy, s.stride_h, s.pad_top, s.pad_bottom, s.dil_h, s.kh, s.height, include_pad));
+      float* o = out + (plane * s.out_h + oy) * s.out_w;
+      for (int64_t ox = 0; ox < s.out_w; ++ox) {
+        float sum = 0.0f;
+        for (int64_t j = 0; j < s.kw; ++j) {
+          const int64_t c = ox * s.stride_w - s.pad_left + j * s.dil_w;
+          if (c >= 0 && c < s.width) sum += column_sum[c];
+        }
+        const float columns = static_cast<float>(
+            counted_taps(ox, s.stride_w, s.pad_left, s.pad_right, s.dil_w, s.kw, s.width, include_pad));
+        o[ox] = sum / std::max(1.0f, rows * columns);
       }
     }
   }
@@ -141,6 +197,12 @@ class PoolCall : public LibraryCall {
 
   void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
     const PoolShape s = pool_shape(node_, in[0], outs[0]);
+    if (node_.op == "AveragePool") {
+      const bool include_pad = node_.attr_int("count_include_pad", 0) != 0;
+      return team.run(s.planes, [&](int, int64_t first, int64_t end) {
+        average_pool(s, include_pad, in[0].data<float>(), outs[0].data<float>(), first, end);
+      });
+    }
     const bool padded_rows = padded_rows_suit(s);
     team.run(s.planes, [&](int, int64_t first, int64_t end) {
       if (padded_rows) return max_pool_padded_rows(s, in[0].data<float>(), outs[0].data<float>(), first, end);
@@ -155,7 +217,7 @@ class PoolCall : public LibraryCall {
 }  // namespace
 
 bool pool_call_supports(const Node& node) {
-  if (node.op != "MaxPool" || node.outputs.size() != 1) return false;
+  if ((node.op != "MaxPool" && node.op != "AveragePool") || node.outputs.size() != 1) return false;
   const int64_t rank = node.input(0)->rank();
   return node.input(0)->dtype == DType::f32 && (rank == 3 || rank == 4);
 }

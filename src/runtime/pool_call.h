@@ -1,8 +1,10 @@
-// MaxPool (1-D and 2-D, f32, no Indices output) as direct loops: each output row starts at -inf
-// and takes the maximum of every kernel tap's shifted input row over the tap's valid columns
-// (strided_max, vectorised); padding never wins. Planes are spread over the team. NaN
-// propagates, as in PyTorch. The reference kernel walks one window per output element and is
-// what made MaxPool 17% of ResNet-50's time.
+// MaxPool and AveragePool (1-D and 2-D, f32, no Indices output) as direct loops, planes spread
+// over the team. MaxPool: each output row starts at -inf and takes the maximum of every kernel
+// tap's shifted input row over the tap's valid columns (strided_max, vectorised); padding never
+// wins; NaN propagates, as in PyTorch. AveragePool: the window's rows summed into one row, each
+// output the sum of its columns over the taps counted (count_include_pad counts the pads, not
+// ceil_mode's reach beyond them). The reference kernel walks one window per output element:
+// it made MaxPool 17% of ResNet-50's time, and Inception-v3's nine AveragePools host steps.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,7 @@
-// The direct MaxPool against the reference kernel: 1-D and 2-D, strides 1-3, asymmetric and SAME
-// padding, dilations, ceil_mode, rows wide enough for the vector paths, and NaN inputs (which
-// propagate), on 1 and 2 workers.
+// The direct MaxPool and AveragePool against the reference kernel: 1-D and 2-D, strides 1-3,
+// asymmetric and SAME padding, dilations, ceil_mode, rows wide enough for the vector paths, and
+// NaN inputs (which propagate), on 1 and 2 workers; AveragePool with and without
+// count_include_pad, where ceil_mode reaches beyond the pads.
 #include "runtime/pool_call.h"
 
 #include <gtest/gtest.h>
@@ -22,11 +23,12 @@ struct PoolCase {
 };
 
 class MaxPoolCall : public ::testing::TestWithParam<PoolCase> {};
+class AveragePoolCall : public ::testing::TestWithParam<PoolCase> {};
 
-TEST_P(MaxPoolCall, MatchesReference) {
-  const PoolCase& c = GetParam();
+// The call's output for `op` and its reference's, on 1 and 2 workers.
+void expect_pool_matches(const std::string& op, const PoolCase& c, double tolerance) {
   Graph g;
-  Node* pool = g.add_node("MaxPool", "pool", {g.add_input("x", DType::f32, shape_of(c.x))}, {"y"}, c.attrs);
+  Node* pool = g.add_node(op, "pool", {g.add_input("x", DType::f32, shape_of(c.x))}, {"y"}, c.attrs);
   g.infer_shapes();
   ASSERT_TRUE(pool_call_supports(*pool));
   Tensor x(DType::f32, c.x);
@@ -45,11 +47,16 @@ TEST_P(MaxPoolCall, MatchesReference) {
       if (std::isnan(want)) {
         EXPECT_TRUE(std::isnan(got)) << c.name << " at " << i << " on " << workers << " workers";
       } else {
-        EXPECT_EQ(got, want) << c.name << " at " << i << " on " << workers << " workers";
+        EXPECT_NEAR(got, want, tolerance) << c.name << " at " << i << " on " << workers << " workers";
       }
     }
   }
 }
+
+TEST_P(MaxPoolCall, MatchesReference) { expect_pool_matches("MaxPool", GetParam(), 0.0); }
+
+// Sums in f32 in another order than the reference's double: a few ulp of values below 4.
+TEST_P(AveragePoolCall, MatchesReference) { expect_pool_matches("AveragePool", GetParam(), 2e-6); }
 
 using Ints = std::vector<int64_t>;
 
@@ -68,6 +75,25 @@ INSTANTIATE_TEST_SUITE_P(
         PoolCase{"OneD", {2, 3, 50}, {{"kernel_shape", Ints{4}}, {"strides", Ints{2}}, {"pads", Ints{1, 2}}}},
         PoolCase{"NaNsPropagate", {1, 2, 10, 40}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}}, true},
         PoolCase{"NaNsStrided", {1, 2, 10, 41}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}, true}),
+    [](const auto& info) { return info.param.name; });
+
+INSTANTIATE_TEST_SUITE_P(
+    Geometry, AveragePoolCall,
+    ::testing::Values(
+        PoolCase{"InceptionBranch", {1, 4, 9, 9}, {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}}},
+        PoolCase{"InceptionBranchCountingPads", {1, 4, 9, 9},
+                 {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}, {"count_include_pad", int64_t{1}}}},
+        PoolCase{"DenseNetTransition", {2, 3, 8, 40}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}},
+        PoolCase{"CeilModeBeyondThePads", {1, 2, 8, 11},
+                 {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}},
+                  {"ceil_mode", int64_t{1}}, {"count_include_pad", int64_t{1}}}},
+        PoolCase{"SameUpperCountingPads", {1, 2, 7, 19},
+                 {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")},
+                  {"count_include_pad", int64_t{1}}}},
+        PoolCase{"AsymmetricPadsDilated", {1, 1, 12, 30},
+                 {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{0, 2, 1, 0}}, {"dilations", Ints{2, 2}}}},
+        PoolCase{"OneD", {2, 3, 50}, {{"kernel_shape", Ints{4}}, {"strides", Ints{2}}, {"pads", Ints{1, 2}}}},
+        PoolCase{"NaNsPropagate", {1, 2, 10, 40}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}}, true}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace
