@@ -87,35 +87,44 @@ int64_t counted_taps(int64_t o, int64_t stride, int64_t pad_begin, int64_t pad_e
   return count;
 }
 
+// 1 / the taps counted, per output coordinate of one axis.
+void reciprocal_counts(int64_t outputs, int64_t stride, int64_t pad_begin, int64_t pad_end, int64_t dilation,
+                       int64_t kernel, int64_t size, bool include_pad, std::vector<float>& out) {
+  out.resize(static_cast<size_t>(outputs));
+  for (int64_t o = 0; o < outputs; ++o) {
+    const int64_t count = counted_taps(o, stride, pad_begin, pad_end, dilation, kernel, size, include_pad);
+    out[static_cast<size_t>(o)] = 1.0f / static_cast<float>(std::max<int64_t>(count, 1));
+  }
+}
+
 // AveragePool as max_pool computes MaxPool: per output row, the window's rows summed into one
-// row (contiguous adds), then each output the sum of its kernel columns from it, over the
-// number of taps counted (the product of both axes' counts, as the reference counts them).
-void average_pool(const PoolShape& s, bool include_pad, const float* x, float* out, int64_t first_plane,
-                  int64_t end_plane) {
-  thread_local std::vector<float> column_sum;
-  column_sum.resize(static_cast<size_t>(s.width));
+// row with zeros on both sides (the padding, so no column needs a bounds test), then each output
+// the sum of its kernel columns from it, times 1 / the taps counted on each axis.
+void average_pool(const PoolShape& s, const std::vector<float>& row_scale, const std::vector<float>& column_scale,
+                  const float* x, float* out, int64_t first_plane, int64_t end_plane) {
+  const int64_t reach = (s.out_w - 1) * s.stride_w + (s.kw - 1) * s.dil_w + 1;  // columns the windows span
+  const int64_t row_floats = std::max(reach, s.pad_left + s.width);
+  thread_local std::vector<float> padded;
+  padded.resize(static_cast<size_t>(row_floats));
+  float* sums = padded.data();
   for (int64_t plane = first_plane; plane < end_plane; ++plane) {
     const float* src = x + plane * s.height * s.width;
     for (int64_t oy = 0; oy < s.out_h; ++oy) {
-      std::fill(column_sum.begin(), column_sum.end(), 0.0f);
+      std::fill(sums, sums + row_floats, 0.0f);
       for (int64_t i = 0; i < s.kh; ++i) {
         const int64_t y = oy * s.stride_h - s.pad_top + i * s.dil_h;
         if (y < 0 || y >= s.height) continue;
         const float* row = src + y * s.width;
-        for (int64_t c = 0; c < s.width; ++c) column_sum[c] += row[c];
+        float* to = sums + s.pad_left;
+        for (int64_t c = 0; c < s.width; ++c) to[c] += row[c];
       }
-      const float rows = static_cast<float>(
-          counted_taps(oy, s.stride_h, s.pad_top, s.pad_bottom, s.dil_h, s.kh, s.height, include_pad));
       float* o = out + (plane * s.out_h + oy) * s.out_w;
+      const float scale = row_scale[static_cast<size_t>(oy)];
       for (int64_t ox = 0; ox < s.out_w; ++ox) {
+        const float* window = sums + ox * s.stride_w;
         float sum = 0.0f;
-        for (int64_t j = 0; j < s.kw; ++j) {
-          const int64_t c = ox * s.stride_w - s.pad_left + j * s.dil_w;
-          if (c >= 0 && c < s.width) sum += column_sum[c];
-        }
-        const float columns = static_cast<float>(
-            counted_taps(ox, s.stride_w, s.pad_left, s.pad_right, s.dil_w, s.kw, s.width, include_pad));
-        o[ox] = sum / std::max(1.0f, rows * columns);
+        for (int64_t j = 0; j < s.kw; ++j) sum += window[j * s.dil_w];
+        o[ox] = sum * (scale * column_scale[static_cast<size_t>(ox)]);
       }
     }
   }
@@ -199,8 +208,11 @@ class PoolCall : public LibraryCall {
     const PoolShape s = pool_shape(node_, in[0], outs[0]);
     if (node_.op == "AveragePool") {
       const bool include_pad = node_.attr_int("count_include_pad", 0) != 0;
+      reciprocal_counts(s.out_h, s.stride_h, s.pad_top, s.pad_bottom, s.dil_h, s.kh, s.height, include_pad, row_scale_);
+      reciprocal_counts(s.out_w, s.stride_w, s.pad_left, s.pad_right, s.dil_w, s.kw, s.width, include_pad,
+                        column_scale_);
       return team.run(s.planes, [&](int, int64_t first, int64_t end) {
-        average_pool(s, include_pad, in[0].data<float>(), outs[0].data<float>(), first, end);
+        average_pool(s, row_scale_, column_scale_, in[0].data<float>(), outs[0].data<float>(), first, end);
       });
     }
     const bool padded_rows = padded_rows_suit(s);
@@ -212,6 +224,7 @@ class PoolCall : public LibraryCall {
 
  private:
   const Node& node_;
+  std::vector<float> row_scale_, column_scale_;  // AveragePool: 1 / the taps counted per output row, column
 };
 
 }  // namespace
