@@ -161,22 +161,29 @@ def median_ms(run, repeats=20):
     return float(np.median(times))
 
 
-def check(name, build, make_inputs, work, threads):
+def check(name, build, make_inputs, work, threads, dynamic):
     import onnxruntime as ort
     import tilefuse
     row = {"model": name}
     torch.manual_seed(SEED)
     module = build().eval()
     args = make_inputs(torch.Generator().manual_seed(SEED))
-    path = work / f"{name}.onnx"
+    path = work / f"{name}{'_dynamic' if dynamic else ''}.onnx"
     names = [f"input_{i}" for i in range(len(args))]
+    axes = None
+    if dynamic:  # a symbolic batch (and sequence, for token inputs), fed 3 different samples
+        axes = {n: ({0: "batch", 1: "seq"} if a.dtype == torch.int64 else {0: "batch"}) for n, a in zip(names, args)}
+        axes["output"] = {0: "batch"}
     try:
         with torch.no_grad():
             torch.onnx.export(module, args, str(path), dynamo=False, opset_version=17, input_names=names,
-                              output_names=["output"])
+                              output_names=["output"], dynamic_axes=axes)
     except Exception as e:  # the exporter's failure, not ours
         row.update(status="export failed", error=str(e).splitlines()[0][:200])
         return row
+    if dynamic:
+        more = [make_inputs(torch.Generator().manual_seed(SEED + k)) for k in (1, 2)]
+        args = tuple(torch.cat([a] + [m[i] for m in more]) for i, a in enumerate(args))
     feeds = {n: a.numpy() for n, a in zip(names, args)}
     # The reference answer from a session whose pool does not spin after its runs: a spinning
     # pool would hold the cores while tilefuse is timed. ORT is timed last, in its own session.
@@ -204,9 +211,10 @@ def check(name, build, make_inputs, work, threads):
     return row
 
 
-def write_markdown(rows, out, threads):
+def write_markdown(rows, out, threads, dynamic):
+    shapes = "a symbolic batch fed 3 samples (`--dynamic`)" if dynamic else "static shapes, batch 1"
     lines = [f"# Zoo sweep: import and correctness against ONNX Runtime ({time.strftime('%Y-%m-%d')}, "
-             f"{threads} threads, TorchScript exporter, opset 17, random weights)", "",
+             f"{threads} threads, TorchScript exporter, opset 17, {shapes}, random weights)", "",
              "Command: `PYTHONPATH=build/python build/peers-venv/bin/python bench/real/zoo.py`. Error: worst "
              "|tilefuse - ORT| / largest |ORT| of the first output, fused mode. Small models: the times are a "
              "smoke check, not a benchmark.", "",
@@ -225,6 +233,8 @@ def main():
     ap.add_argument("--work-dir", default="build/zoo")
     ap.add_argument("--out", default="bench/real/results/zoo.md")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--dynamic", action="store_true",
+                    help="export a symbolic batch (and sequence for token inputs) and feed a batch of 3")
     args = ap.parse_args()
     work = pathlib.Path(args.work_dir)
     work.mkdir(parents=True, exist_ok=True)
@@ -233,14 +243,14 @@ def main():
         if not re.search(args.only, name):
             continue
         try:
-            row = check(name, build, make_inputs, work, args.threads)
+            row = check(name, build, make_inputs, work, args.threads, args.dynamic)
         except Exception as e:
             row = {"model": name, "status": "harness failed", "error": repr(e)[:200]}
             traceback.print_exc()
         print(json.dumps(row), flush=True)
         rows.append(row)
     (work / "zoo.json").write_text(json.dumps(rows, indent=1))
-    write_markdown(rows, args.out, args.threads)
+    write_markdown(rows, args.out, args.threads, args.dynamic)
 
 
 if __name__ == "__main__":

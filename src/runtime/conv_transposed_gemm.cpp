@@ -54,9 +54,9 @@ bool transposed_gemm_suits(const Node& node) {
   if (!w->constant.has_value() || w->dtype != DType::f32 || node.input(0)->dtype != DType::f32) return false;
   const std::vector<int64_t>& ws = w->constant->shape();
   const Shape& out = node.outputs[0]->shape;
-  if (ws.size() != 4 || ws[1] <= 4 || !is_static(out)) return false;
-  const std::vector<int64_t> o = static_dims(out);
-  const int64_t positions = o[2] * o[3], maps = ws[0];
+  // The batch may be symbolic: the choice is made per image.
+  if (ws.size() != 4 || ws[1] <= 4 || out.size() != 4 || !out[2].is_const() || !out[3].is_const()) return false;
+  const int64_t positions = out[2].value() * out[3].value(), maps = ws[0];
   if (positions > kMaxPositions) return false;
   // Multiplications, padding included, with positions as columns and as rows.
   const double as_columns = micro_tiles(maps, positions);
@@ -76,29 +76,43 @@ void TransposedConvGemm::run(ThreadTeam& team, const ConvShape& s, const float* 
                              const GemmBlocking& blocking) {
   const int64_t positions = s.positions(), depth = s.rows();
   const int64_t in_image = s.channels * s.height * s.width, out_image = s.maps * positions;
-  if (!s.pointwise()) cols_.resize(static_cast<size_t>(depth * positions));
-  product_.resize(static_cast<size_t>(positions * s.maps));
-  for (int64_t n = 0; n < s.batch; ++n) {
-    const float* xn = x + n * in_image;
-    if (!s.pointwise()) {
+  // Images multiplied together: their positions are rows of one product, as many as fit the
+  // scratch's L2 budget (a batch of 3 at 2 x 2 positions is one 12-row tile, not three 4-row ones).
+  const int64_t per_product = std::max<int64_t>(1, kMaxPositions / positions);
+  for (int64_t n0 = 0; n0 < s.batch; n0 += per_product) {
+    const int64_t images = std::min(per_product, s.batch - n0), rows = images * positions;
+    const float* xn = x + n0 * in_image;
+    // unfold(x)^T of the images side by side: element (image * positions + p, k) at k * rows + row.
+    const bool in_place = s.pointwise() && images == 1;
+    if (!in_place) {
+      cols_.resize(static_cast<size_t>(depth * rows));
       // Channel c's kernel-size rows come from its plane alone: the workers unfold channels apart.
-      team.run(s.channels, [&](int, int64_t first, int64_t end) {
-        ConvShape part = s;
-        part.channels = end - first;
-        unfold(part, xn + first * s.height * s.width, cols_.data() + first * s.kh * s.kw * positions);
+      team.run(images * s.channels, [&](int, int64_t first, int64_t end) {
+        for (int64_t item = first; item < end; ++item) {
+          const int64_t image = item / s.channels, c = item % s.channels;
+          ConvShape part = s;
+          part.channels = 1;
+          unfold(part, xn + image * in_image + c * s.height * s.width,
+                 cols_.data() + c * s.kh * s.kw * rows + image * positions, rows);
+        }
       });
     }
+    product_.resize(static_cast<size_t>(rows * s.maps));
     GemmProblem p;
-    p.m = positions, p.n = s.maps, p.k = depth;
-    // unfold(x)^T: element (position, k) at k * positions + position.
-    p.a.view = {s.pointwise() ? xn : cols_.data(), 1, positions};
+    p.m = rows, p.n = s.maps, p.k = depth;
+    p.a.view = {in_place ? xn : cols_.data(), 1, rows};
     p.b.packed = &w_[0];
     p.c = product_.data(), p.ldc = s.maps;
     p.col_bias = bias;
     sgemm(team, {&p, 1}, blocking);
-    const float* res = residual != nullptr ? residual + n * out_image : nullptr;
-    team.run((s.maps + 15) / 16, [&](int, int64_t first, int64_t end) {
-      for (int64_t b = first; b < end; ++b) transpose_out(product_.data(), positions, s.maps, 16 * b, res, activation, out + n * out_image);
+    team.run(images * ((s.maps + 15) / 16), [&](int, int64_t first, int64_t end) {
+      const int64_t blocks = (s.maps + 15) / 16;
+      for (int64_t item = first; item < end; ++item) {
+        const int64_t image = item / blocks, n = n0 + image;
+        const float* res = residual != nullptr ? residual + n * out_image : nullptr;
+        transpose_out(product_.data() + image * positions * s.maps, positions, s.maps, 16 * (item % blocks), res,
+                      activation, out + n * out_image);
+      }
     });
   }
 }

@@ -5,7 +5,8 @@
 // and one of 17: a quarter of the multiplications are padding. As rows they are four 12-row
 // tiles and a 4-row one. The product goes to a scratch matrix (positions x maps), which is
 // transposed into the output planes with FusedConv's residual and activation; the bias is the
-// GEMM's column bias.
+// GEMM's column bias. Images of a batch are multiplied together, their positions stacked as rows
+// (up to 256 of them): a batch of 3 at 2 x 2 positions is one 12-row tile, not three 4-row ones.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +20,10 @@
 namespace tilefuse::runtime {
 
 // Whether a Conv or FusedConv is computed by TransposedConvGemm: 2-D, one group, a constant f32
-// weight with more than 4 channels (fewer is a stem: conv_maps_in_lanes.h), a static output of
-// at most 256 positions, on AVX-512, and positions as rows waste at least 10% fewer
-// multiplications on padding than positions as columns.
+// weight with more than 4 channels (fewer is a stem: conv_maps_in_lanes.h), output maps of a
+// static size of at most 256 positions (the batch may be symbolic), on AVX-512, and positions as
+// rows waste at least 10% fewer multiplications on padding than positions as columns (judged
+// per image).
 bool transposed_gemm_suits(const Node& node);
 
 class TransposedConvGemm : public ConvAlgorithm {

@@ -17,12 +17,13 @@
 
 namespace tilefuse::runtime {
 
-void unfold(const ConvShape& s, const float* x, float* cols) {
+void unfold(const ConvShape& s, const float* x, float* cols, int64_t row_stride) {
+  if (row_stride == 0) row_stride = s.positions();
   for (int64_t c = 0; c < s.group_channels(); ++c) {
     const float* plane = x + c * s.height * s.width;
     for (int64_t i = 0; i < s.kh; ++i) {
       for (int64_t j = 0; j < s.kw; ++j) {
-        float* row = cols + ((c * s.kh + i) * s.kw + j) * s.positions();
+        float* row = cols + ((c * s.kh + i) * s.kw + j) * row_stride;
         for (int64_t oy = 0; oy < s.out_h; ++oy) {
           const int64_t y = oy * s.stride_h - s.pad_top + i * s.dil_h;
           float* dst = row + oy * s.out_w;

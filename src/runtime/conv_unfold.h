@@ -23,8 +23,9 @@ struct ConvShape {
 };
 
 // cols[(c * kh + i) * kw + j][oy * out_w + ox] = x[c][oy * sh - pt + i * dh][ox * sw - pl + j * dw],
-// 0 in the padding; `x` is one image and group's first channel.
-void unfold(const ConvShape& s, const float* x, float* cols);
+// 0 in the padding; `x` is one image and group's first channel. Rows of `cols` lie `row_stride`
+// floats apart (0: s.positions(), packed).
+void unfold(const ConvShape& s, const float* x, float* cols, int64_t row_stride = 0);
 
 // Packs the unfolded matrix's rows [k0, k0 + kc) x output positions [col0, col0 + cols) into
 // pack_b's panels (sgemm_microkernel.h), the layout and zero padding pack_b gives. Call it only
