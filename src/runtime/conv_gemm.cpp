@@ -12,6 +12,7 @@
 #include "runtime/conv_unfold.h"
 #include "runtime/conv_winograd.h"
 #include "runtime/depthwise_conv.h"
+#include "runtime/scratch_buffer.h"
 #include "runtime/epilogue.h"
 
 namespace tilefuse::runtime {
@@ -55,6 +56,7 @@ class ConvCall : public LibraryCall {
   ConvCall(const Node& node, const GemmBlocking& blocking, Precision precision)
       : node_(node), blocking_(blocking), activation_(fused_activation(node)) {
     precision = effective_precision(precision);
+    bf16_ = precision == Precision::bf16;
     const Value* w = node.input(1);
     const int64_t groups = node.attr_int("group", 1);
     // A depthwise weight ([C, 1, kernel] with C groups) is read directly, never packed.
@@ -92,10 +94,14 @@ class ConvCall : public LibraryCall {
       return;
     }
     if (algorithm_) return algorithm_->run(team, s, x.data<float>(), bias, residual, activation_, out.data<float>(), blocking_);
-    if (conv_maps_in_lanes_suits(s)) {
-      team.run(s.batch * s.out_h, [&](int, int64_t first, int64_t end) {
-        conv_maps_in_lanes(s, x.data<float>(), w.data<float>(), bias, residual, activation_, out.data<float>(), first,
-                           end);
+    if (maps_in_lanes(s)) {
+      // Constant weights and bias are laid out on the first run only.
+      const bool constant = node_.input(1)->constant && (!node_.has_input(2) || node_.input(2)->constant);
+      float* weights = lanes_weights_.floats(static_cast<size_t>(maps_in_lanes_weight_floats(s)));
+      if (!lanes_laid_out_ || !constant) lay_out_maps_in_lanes_weights(s, w.data<float>(), bias, weights);
+      lanes_laid_out_ = true;
+      team.run(conv_maps_in_lanes_items(s), [&](int, int64_t first, int64_t end) {
+        conv_maps_in_lanes(s, x.data<float>(), weights, residual, activation_, out.data<float>(), first, end);
       });
       return;
     }
@@ -139,12 +145,16 @@ class ConvCall : public LibraryCall {
       if (!is_static(v->shape)) return false;
       shapes.push_back(static_dims(v->shape));
     }
-    return own_gemm_engine() && !direct_ && !algorithm_ && !conv_maps_in_lanes_suits(conv_shape(node_, shapes[0], shapes[1], shapes[2]));
+    return own_gemm_engine() && !direct_ && !algorithm_ && !maps_in_lanes(conv_shape(node_, shapes[0], shapes[1], shapes[2]));
   }
   void set_blocking(const GemmBlocking& blocking) override { blocking_ = blocking; }
   GemmBlocking blocking() const override { return blocking_; }
 
  private:
+  // Maps in lanes multiplies in f32: in bf16 a grouped convolution keeps the GEMM's bf16 products
+  // (a stem, 3 channels deep, has no products worth converting).
+  bool maps_in_lanes(const ConvShape& s) const { return conv_maps_in_lanes_suits(s) && (s.groups == 1 || !bf16_); }
+
   // Without AVX2 (vector_isa() is scalar): per image and group, the input unfolded whole (its
   // channels spread over the team), then one OpenBLAS product spread over the team too; then
   // FusedConv's epilogue over the output.
@@ -204,9 +214,12 @@ class ConvCall : public LibraryCall {
   GemmBlocking blocking_;
   FusedActivation activation_;  // FusedConv's; the identity for a Conv
   bool direct_ = false;          // a depthwise convolution, computed without the GEMM engine
+  bool bf16_ = false;            // products in bf16 (the effective precision)
   std::unique_ptr<ConvAlgorithm> algorithm_;  // Winograd, or positions as rows; null: implicit GEMM
   std::vector<PackedOperand> packed_;
   std::vector<float> cols_;            // the OpenBLAS path's unfolded input, reused across runs
+  ScratchBuffer lanes_weights_;        // maps in lanes: the weights and bias as it reads them
+  bool lanes_laid_out_ = false;
   std::vector<PackB> packers_;         // per image and group
   std::vector<GemmProblem> problems_;  // reused across runs
 };

@@ -33,7 +33,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 constexpr int row_outputs(int blocks) { return blocks >= 4 ? 6 : 8; }
 
 // A worker's buffers.
-thread_local ScratchBuffer t_input, t_sums, t_weights;
+thread_local ScratchBuffer t_input, t_sums;
 
 // The geometry of one band: output rows oy0 .. oy0 + rows of one image, which read `input_rows`
 // rows of each channel from input row oy0 * stride_h - pad_top, held in a zero-padded block of
@@ -156,33 +156,66 @@ TF_AVX512 void sum_band(const ConvShape& s, const Band& b, const float* block, c
 }  // namespace
 
 bool conv_maps_in_lanes_suits(const ConvShape& s) {
-  const int64_t weight_bytes = (s.channels * s.kh * s.kw + 1) * ceil_div(s.maps, kLanes) * kLanes * 4;
-  return vector_isa() == VectorIsa::avx512 && s.groups == 1 && s.channels <= 4 && weight_bytes <= kMaxWeightBytes;
+  if (vector_isa() != VectorIsa::avx512) return false;
+  const int64_t channels = s.group_channels(), maps = s.group_maps();
+  const int64_t weight_bytes = (channels * s.kh * s.kw + 1) * ceil_div(maps, kLanes) * kLanes * 4;
+  if (weight_bytes > kMaxWeightBytes) return false;
+  if (s.groups == 1) return channels <= 4;
+  // Grouped: each group's maps fill most of their vectors (RegNet's and ResNeXt's groups of 8 to
+  // 64), and a group reads more than one channel (depthwise convolutions have their own kernels).
+  return channels > 1 && 2 * maps >= ceil_div(maps, kLanes) * kLanes;
 }
 
-void conv_maps_in_lanes(const ConvShape& s, const float* x, const float* w, const float* bias, const float* residual,
-                        const FusedActivation& activation, float* out, int64_t first_row, int64_t end_row) {
-  const int64_t maps_padded = ceil_div(s.maps, kLanes) * kLanes;
-  float* weights = t_weights.floats((s.channels * s.kh * s.kw + 1) * maps_padded);
-  lay_out_weights(s, w, bias, maps_padded, weights);
+int64_t conv_maps_in_lanes_items(const ConvShape& s) { return s.groups * s.batch * s.out_h; }
+
+namespace {
+
+// One group as a convolution of its own; images keep the whole tensor's strides.
+ConvShape group_shape(const ConvShape& s) {
+  ConvShape g = s;
+  g.channels = s.group_channels(), g.maps = s.group_maps(), g.groups = 1;
+  return g;
+}
+
+int64_t padded_maps(const ConvShape& g) { return ceil_div(g.maps, kLanes) * kLanes; }
+int64_t group_floats(const ConvShape& g) { return (g.channels * g.kh * g.kw + 1) * padded_maps(g); }
+
+}  // namespace
+
+int64_t maps_in_lanes_weight_floats(const ConvShape& s) { return s.groups * group_floats(group_shape(s)); }
+
+void lay_out_maps_in_lanes_weights(const ConvShape& s, const float* w, const float* bias, float* laid_out) {
+  const ConvShape g = group_shape(s);
+  const int64_t depth = g.channels * s.kh * s.kw, floats = group_floats(g);
+  for (int64_t group = 0; group < s.groups; ++group) {
+    lay_out_weights(g, w + group * g.maps * depth, bias != nullptr ? bias + group * g.maps : nullptr, padded_maps(g),
+                    laid_out + group * floats);
+  }
+}
+
+void conv_maps_in_lanes(const ConvShape& s, const float* x, const float* weights, const float* residual,
+                        const FusedActivation& activation, float* out, int64_t first_item, int64_t end_item) {
+  const ConvShape g = group_shape(s);
+  const int64_t rows = s.batch * s.out_h, maps_padded = padded_maps(g);
+  const int64_t in_image = s.channels * s.height * s.width, out_image = s.maps * s.positions();
   const int64_t band_rows = std::max<int64_t>(1, kBandOutputs / s.out_w);
   // Whole groups of row outputs (6 or 8: 24 is a multiple of both) read this many columns.
   const int64_t columns = (ceil_div(s.out_w, 24) * 24 - 1) * s.stride_w + (s.kw - 1) * s.dil_w + 1;
   const int64_t padded_columns = std::max(columns, s.pad_left + s.width);
-  for (int64_t row = first_row; row < end_row;) {
+  for (int64_t item = first_item; item < end_item;) {
+    const int64_t group = item / rows, row = item % rows;
     Band b;
     b.image = row / s.out_h, b.oy0 = row % s.out_h;
-    b.rows = std::min({band_rows, s.out_h - b.oy0, end_row - row});
+    b.rows = std::min({band_rows, s.out_h - b.oy0, end_item - item});
     b.input_rows = (b.rows - 1) * s.stride_h + (s.kh - 1) * s.dil_h + 1;
     b.columns = padded_columns;
-    float* block = t_input.floats(s.channels * b.input_rows * b.columns);
+    float* block = t_input.floats(g.channels * b.input_rows * b.columns);
     float* sums = t_sums.floats(b.rows * s.out_w * maps_padded);
-    fill_block(s, x + b.image * s.channels * s.height * s.width, b, block);
-    sum_band(s, b, block, weights, maps_padded, sums);
-    const int64_t image_out = b.image * s.maps * s.positions();
-    store_planes(s, b, sums, maps_padded, residual != nullptr ? residual + image_out : nullptr, activation,
-                 out + image_out);
-    row += b.rows;
+    fill_block(g, x + b.image * in_image + group * g.channels * s.height * s.width, b, block);
+    sum_band(g, b, block, weights + group * group_floats(g), maps_padded, sums);
+    const int64_t at = b.image * out_image + group * g.maps * s.positions();
+    store_planes(g, b, sums, maps_padded, residual != nullptr ? residual + at : nullptr, activation, out + at);
+    item += b.rows;
   }
 }
 

@@ -1,8 +1,9 @@
 // The im2col + GEMM Conv against the reference kernel, over the geometry a model can have:
 // 1-D and 2-D, strides, asymmetric and SAME padding, dilations, groups (depthwise included),
-// 1x1 (the no-unfold path), few input channels (maps in lanes on AVX-512: a stem), with and
-// without bias, weights constant (packed when prepared) or not, on 1 and 2 workers; and FusedConv's residual and activation epilogue on each path (the
-// GEMM engine's tiles, depthwise, pointwise, OpenBLAS where there is no AVX2).
+// 1x1 (the no-unfold path), few input channels (maps in lanes on AVX-512: a stem), small groups
+// (maps in lanes per group: RegNet, ResNeXt), with and without bias, weights constant (packed
+// when prepared) or not, on 1 and 2 workers; and FusedConv's residual and activation epilogue on
+// each path (the GEMM engine's tiles, depthwise, pointwise, OpenBLAS where there is no AVX2).
 #include <gtest/gtest.h>
 
 #include "runtime/conv_gemm.h"
@@ -126,6 +127,43 @@ TEST(ConvGemmBf16, EveryEnginePathStaysWithinTheBound) {
     Node* conv = build_conv(g, c, inputs);
     expect_matches_reference(c, *conv, inputs, {1, 2}, Precision::bf16);
   }
+}
+
+// Groups of 8 to 40 maps by maps in lanes: one vector (RegNet's 16, two images), half of one
+// (ResNeXt's 8, strided), two and three partly filled (24 and 40, dilated), with FusedConv's
+// residual and activation; on 1 and 2 workers.
+TEST(ConvMapsInLanes, GroupedMatchesReference) {
+  if (vector_isa() != VectorIsa::avx512) GTEST_SKIP() << "maps in lanes needs AVX-512";
+  const Ints pad1 = {1, 1, 1, 1};
+  for (const ConvCase& c :
+       {ConvCase{"RegNetGroups", {2, 32, 6, 7}, {32, 16, 3, 3}, {{"group", int64_t{2}}, {"pads", pad1}}},
+        ConvCase{"ResNeXtGroupsStrided", {1, 32, 9, 9}, {32, 8, 3, 3},
+                 {{"group", int64_t{4}}, {"pads", pad1}, {"strides", Ints{2, 2}}}, false},
+        ConvCase{"TwoVectorsResidualRelu", {1, 48, 5, 5}, {48, 24, 3, 3}, {{"group", int64_t{2}}, {"pads", pad1}}, true,
+                 true, true, "Relu"},
+        ConvCase{"ThreeVectorsDilated", {1, 80, 8, 8}, {80, 40, 3, 3},
+                 {{"group", int64_t{2}}, {"pads", Ints{2, 2, 2, 2}}, {"dilations", Ints{2, 2}}}}}) {
+    Graph g;
+    std::vector<Tensor> inputs;
+    Node* conv = build_conv(g, c, inputs);
+    ASSERT_TRUE(conv_maps_in_lanes_suits(
+        conv_shape(*conv, c.x, c.w, static_dims(conv->outputs[0]->shape))))
+        << c.name;
+    expect_matches_reference(c, *conv, inputs, {1, 2});
+  }
+}
+
+// Groups whose maps leave most of a vector empty (4 of 16), or of one channel (depthwise), are
+// left to the GEMM and the depthwise kernels.
+TEST(ConvMapsInLanes, LeavesSparseGroupsAndDepthwiseAlone) {
+  if (vector_isa() != VectorIsa::avx512) GTEST_SKIP() << "maps in lanes needs AVX-512";
+  auto grouped = [](int64_t channels, int64_t maps, int64_t groups) {
+    return ConvShape{1, channels, 14, 14, maps, groups, 3, 3, 14, 14, 1, 1, 1, 1, 1, 1};
+  };
+  EXPECT_TRUE(conv_maps_in_lanes_suits(grouped(400, 400, 25)));   // RegNetX-400MF: 16 a group
+  EXPECT_FALSE(conv_maps_in_lanes_suits(grouped(128, 128, 32)));  // ResNeXt's first stage: 4 a group
+  EXPECT_FALSE(conv_maps_in_lanes_suits(grouped(64, 64, 64)));   // depthwise
+  EXPECT_TRUE(conv_maps_in_lanes_suits(grouped(256, 256, 32)));  // 8 a group: half a vector
 }
 
 // Maps in lanes takes the stems whose weights stay in L2 (ResNet-50's 7x7 with 64 maps,
