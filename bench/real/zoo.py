@@ -5,7 +5,7 @@ ONNX Runtime on the same inputs. It answers two questions the eight-model suite 
 model import, and is tilefuse's answer right?
 
     PYTHONPATH=build/python build/peers-venv/bin/python bench/real/zoo.py [--only REGEX] \\
-        [--work-dir build/zoo] [--out bench/real/results/zoo.md]
+        [--dynamic] [--work-dir build/zoo] [--out bench/real/results/zoo.md]
 
 Per model: import and run status, the worst |tilefuse - ORT| over the largest |ORT| (fused), and
 the median latency of both engines at 2 threads (small models: a smoke number, not a benchmark).
@@ -231,7 +231,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default=".", help="regex over model names")
     ap.add_argument("--work-dir", default="build/zoo")
-    ap.add_argument("--out", default="bench/real/results/zoo.md")
+    ap.add_argument("--out", help="default bench/real/results/zoo.md, or zoo_dynamic.md with --dynamic")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--dynamic", action="store_true",
                     help="export a symbolic batch (and sequence for token inputs) and feed a batch of 3")
@@ -250,7 +250,8 @@ def main():
         print(json.dumps(row), flush=True)
         rows.append(row)
     (work / "zoo.json").write_text(json.dumps(rows, indent=1))
-    write_markdown(rows, args.out, args.threads, args.dynamic)
+    out = args.out or f"bench/real/results/zoo{'_dynamic' if args.dynamic else ''}.md"
+    write_markdown(rows, out, args.threads, args.dynamic)
 
 
 if __name__ == "__main__":

@@ -140,6 +140,17 @@ void lay_out_weights(const ConvShape& s, const float* w, const float* bias, int6
   }
 }
 
+// One group as a convolution of its own; images keep the whole tensor's strides.
+ConvShape group_shape(const ConvShape& s) {
+  ConvShape g = s;
+  g.channels = s.group_channels(), g.maps = s.group_maps(), g.groups = 1;
+  return g;
+}
+
+int64_t padded_maps(const ConvShape& g) { return ceil_div(g.maps, kLanes) * kLanes; }
+// A group's laid-out weights and biases, in floats.
+int64_t group_floats(const ConvShape& g) { return (g.channels * g.kh * g.kw + 1) * padded_maps(g); }
+
 TF_AVX512 void sum_band(const ConvShape& s, const Band& b, const float* block, const float* weights,
                         int64_t maps_padded, float* sums) {
   const int64_t blocks = maps_padded / kLanes;
@@ -161,26 +172,13 @@ bool conv_maps_in_lanes_suits(const ConvShape& s) {
   const int64_t weight_bytes = (channels * s.kh * s.kw + 1) * ceil_div(maps, kLanes) * kLanes * 4;
   if (weight_bytes > kMaxWeightBytes) return false;
   if (s.groups == 1) return channels <= 4;
-  // Grouped: each group's maps fill most of their vectors (RegNet's and ResNeXt's groups of 8 to
-  // 64), and a group reads more than one channel (depthwise convolutions have their own kernels).
+  // Grouped: each group's maps fill at least half of their vectors' lanes (RegNet's and
+  // ResNeXt's groups of 8 and more), and a group reads more than one channel (depthwise
+  // convolutions have kernels of their own).
   return channels > 1 && 2 * maps >= ceil_div(maps, kLanes) * kLanes;
 }
 
 int64_t conv_maps_in_lanes_items(const ConvShape& s) { return s.groups * s.batch * s.out_h; }
-
-namespace {
-
-// One group as a convolution of its own; images keep the whole tensor's strides.
-ConvShape group_shape(const ConvShape& s) {
-  ConvShape g = s;
-  g.channels = s.group_channels(), g.maps = s.group_maps(), g.groups = 1;
-  return g;
-}
-
-int64_t padded_maps(const ConvShape& g) { return ceil_div(g.maps, kLanes) * kLanes; }
-int64_t group_floats(const ConvShape& g) { return (g.channels * g.kh * g.kw + 1) * padded_maps(g); }
-
-}  // namespace
 
 int64_t maps_in_lanes_weight_floats(const ConvShape& s) { return s.groups * group_floats(group_shape(s)); }
 
