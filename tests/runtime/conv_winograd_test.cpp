@@ -32,23 +32,23 @@ const Ints kPad1 = {1, 1, 1, 1};
 INSTANTIATE_TEST_SUITE_P(
     Geometry, ConvWinograd,
     ::testing::Values(ConvCase{"ResNetLike", {1, 32, 14, 14}, {48, 32, 3, 3}, {{"pads", kPad1}}},
-                      ConvCase{"OddSidesTwoImages", {2, 16, 13, 11}, {20, 16, 3, 3}, {{"pads", kPad1}}},
-                      ConvCase{"Unpadded", {1, 16, 20, 37}, {16, 16, 3, 3}, {}},
-                      ConvCase{"AsymmetricPads", {1, 17, 15, 19}, {19, 17, 3, 3}, {{"pads", Ints{0, 2, 1, 0}}}},
-                      ConvCase{"SameUpper", {1, 16, 16, 9}, {24, 16, 3, 3}, {{"auto_pad", std::string("SAME_UPPER")}}},
-                      ConvCase{"WideRows", {1, 16, 6, 100}, {16, 16, 3, 3}, {{"pads", kPad1}}},
+                      ConvCase{"OddSidesTwoImages", {2, 32, 13, 11}, {20, 32, 3, 3}, {{"pads", kPad1}}},
+                      ConvCase{"Unpadded", {1, 32, 20, 37}, {16, 32, 3, 3}, {}},
+                      ConvCase{"AsymmetricPads", {1, 33, 15, 19}, {19, 33, 3, 3}, {{"pads", Ints{0, 2, 1, 0}}}},
+                      ConvCase{"SameUpper", {1, 32, 16, 9}, {24, 32, 3, 3}, {{"auto_pad", std::string("SAME_UPPER")}}},
+                      ConvCase{"WideRows", {1, 32, 6, 100}, {16, 32, 3, 3}, {{"pads", kPad1}}},
                       ConvCase{"DeeperThanADepthBlock", {1, 400, 12, 12}, {30, 400, 3, 3}, {{"pads", kPad1}}},
-                      ConvCase{"ManyMapsFewTiles", {1, 24, 11, 11}, {100, 24, 3, 3}, {{"pads", kPad1}}},
-                      ConvCase{"NoBias", {1, 16, 12, 12}, {16, 16, 3, 3}, {{"pads", kPad1}}, false},
+                      ConvCase{"ManyMapsFewTiles", {1, 40, 11, 11}, {100, 40, 3, 3}, {{"pads", kPad1}}},
+                      ConvCase{"NoBias", {1, 32, 12, 12}, {16, 32, 3, 3}, {{"pads", kPad1}}, false},
                       ConvCase{"ResidualRelu", {2, 40, 15, 13}, {50, 40, 3, 3}, {{"pads", kPad1}}, true, true, true, "Relu"},
-                      ConvCase{"ResidualHardSwish", {1, 16, 9, 21}, {16, 16, 3, 3}, {{"pads", kPad1}}, true, true, true,
+                      ConvCase{"ResidualHardSwish", {1, 32, 9, 21}, {16, 32, 3, 3}, {{"pads", kPad1}}, true, true, true,
                                "HardSwish"},
-                      ConvCase{"Gelu", {1, 16, 12, 12}, {16, 16, 3, 3}, {{"pads", kPad1}}, true, true, false, "Gelu"},
-                      ConvCase{"ResidualSilu", {1, 16, 12, 12}, {16, 16, 3, 3}, {{"pads", kPad1}}, true, true, true, "Silu"}),
+                      ConvCase{"Gelu", {1, 32, 12, 12}, {16, 32, 3, 3}, {{"pads", kPad1}}, true, true, false, "Gelu"},
+                      ConvCase{"ResidualSilu", {1, 32, 12, 12}, {16, 32, 3, 3}, {{"pads", kPad1}}, true, true, true, "Silu"}),
     [](const auto& info) { return info.param.name; });
 
-// Only 3x3, stride 1, dilation 1, one group, a constant weight of 16 or more channels and maps,
-// and enough tiles where the output's shape is known.
+// Only 3x3, stride 1, dilation 1, one group, a constant weight of 32 or more channels and 16 or
+// more maps, and enough tiles where the output's shape is known.
 TEST(ConvWinograd, TakesOnlyTheConvolutionsItComputes) {
   if (vector_isa() != VectorIsa::avx512) GTEST_SKIP() << "Winograd's transforms need AVX-512";
   auto suits = [](ConvCase c) {
@@ -56,17 +56,17 @@ TEST(ConvWinograd, TakesOnlyTheConvolutionsItComputes) {
     std::vector<Tensor> inputs;
     return winograd_suits(*build_conv(g, c, inputs));
   };
-  EXPECT_TRUE(suits({"Plain", {1, 16, 14, 14}, {16, 16, 3, 3}, {}}));
-  EXPECT_FALSE(suits({"Stride2", {1, 16, 24, 24}, {16, 16, 3, 3}, {{"strides", Ints{2, 2}}}}));
-  EXPECT_FALSE(suits({"Dilated", {1, 16, 16, 16}, {16, 16, 3, 3}, {{"dilations", Ints{2, 2}}}}));
+  EXPECT_TRUE(suits({"Plain", {1, 32, 14, 14}, {16, 32, 3, 3}, {}}));
+  EXPECT_FALSE(suits({"Stride2", {1, 32, 24, 24}, {16, 32, 3, 3}, {{"strides", Ints{2, 2}}}}));
+  EXPECT_FALSE(suits({"Dilated", {1, 32, 16, 16}, {16, 32, 3, 3}, {{"dilations", Ints{2, 2}}}}));
   EXPECT_FALSE(suits({"Grouped", {1, 32, 12, 12}, {32, 16, 3, 3}, {{"group", int64_t{2}}}}));
-  EXPECT_FALSE(suits({"FiveByFive", {1, 16, 12, 12}, {16, 16, 5, 5}, {}}));
-  EXPECT_FALSE(suits({"FewChannels", {1, 8, 12, 12}, {16, 8, 3, 3}, {}}));
-  EXPECT_FALSE(suits({"FewMaps", {1, 16, 12, 12}, {8, 16, 3, 3}, {}}));
-  EXPECT_FALSE(suits({"WeightNotConstant", {1, 16, 12, 12}, {16, 16, 3, 3}, {}, true, false}));
+  EXPECT_FALSE(suits({"FiveByFive", {1, 32, 12, 12}, {16, 32, 5, 5}, {}}));
+  EXPECT_FALSE(suits({"FewChannels", {1, 16, 12, 12}, {16, 16, 3, 3}, {}}));
+  EXPECT_FALSE(suits({"FewMaps", {1, 32, 12, 12}, {8, 32, 3, 3}, {}}));
+  EXPECT_FALSE(suits({"WeightNotConstant", {1, 32, 12, 12}, {16, 32, 3, 3}, {}, true, false}));
   // 7 x 7 outputs: 16 tiles, where the transformed filters cost more to read than they save.
-  EXPECT_FALSE(suits({"FewTiles", {1, 16, 7, 7}, {16, 16, 3, 3}, {{"pads", kPad1}}}));
-  EXPECT_TRUE(suits({"FewTilesTwoImages", {2, 16, 7, 7}, {16, 16, 3, 3}, {{"pads", kPad1}}}));
+  EXPECT_FALSE(suits({"FewTiles", {1, 32, 7, 7}, {16, 32, 3, 3}, {{"pads", kPad1}}}));
+  EXPECT_TRUE(suits({"FewTilesTwoImages", {2, 32, 7, 7}, {16, 32, 3, 3}, {{"pads", kPad1}}}));
 }
 
 }  // namespace
