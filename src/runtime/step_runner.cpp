@@ -538,6 +538,18 @@ struct StepRunner::Impl {
     }
   }
 
+  // True where every output the plan keeps is empty. Calls divide by dims that are then 0 (a
+  // GatherElements over an empty sequence did: SIGFPE).
+  static bool all_empty(const std::vector<Tensor>& outputs) {
+    bool any = false;
+    for (const Tensor& t : outputs) {
+      if (!t.defined()) continue;
+      if (t.numel() != 0) return false;
+      any = true;
+    }
+    return any;
+  }
+
   // A call keeps scratch between runs: on a one-worker team each has its own mutex (else the run
   // holds team_mutex).
   std::unique_lock<std::mutex> lock_call(size_t i) {
@@ -546,6 +558,7 @@ struct StepRunner::Impl {
 
   void run_library_call(size_t i, Prepared& p) {
     bind_call(i, p);
+    if (all_empty(p.call_outputs[i])) return;  // an empty batch or sequence: nothing to compute
     const auto lock = lock_call(i);
     library_calls[i]->run(team, p.call_inputs[i], p.call_outputs[i]);
   }

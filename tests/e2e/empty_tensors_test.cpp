@@ -1,8 +1,9 @@
 // A symbolic dim bound to 0 (an empty batch, an empty sequence) runs fused and matches the
 // reference: generated jit kernels (elementwise, row reductions, softmax), the GEMM and the
-// convolution calls, Concat and a transposing view, each run with the dim at 0 first and then at
-// a positive size in the same executor. A jit kernel once divided by its zero units per block
-// (SIGFPE, the process gone) on any of them.
+// convolution calls, Concat, a transposing view and GatherElements along the empty axis, each
+// run with the dim at 0 first and then at a positive size in the same executor. A jit kernel once
+// divided by its zero units per block (SIGFPE, the process gone) on any of them, and
+// GatherElements by its empty axis.
 #include <gtest/gtest.h>
 
 #include "e2e/fused_vs_reference.h"
@@ -62,6 +63,22 @@ INSTANTIATE_TEST_SUITE_P(
                                                  node(g, "Transpose", {node(g, "Sigmoid", {r})}, {{"perm", Ints{1, 0}}})};
                     })),
     [](const auto& info) { return info.param.name; });
+
+TEST(EmptyBatch, GatherElementsAlongTheEmptyAxis) {
+  expect_fused_matches_reference({"GatherElements", [](Graph& g) {
+                                    const Dim n = Dim::symbol("N");
+                                    Value* data = g.add_input("data", DType::f32, {n, Dim(16)});
+                                    Value* idx = g.add_input("idx", DType::i64, {n, Dim(16)});
+                                    g.add_output(node(g, "GatherElements", {data, idx}, {{"axis", int64_t{0}}}));
+                                    std::vector<std::map<std::string, Tensor>> runs;
+                                    for (int64_t rows : {0, 3}) {
+                                      Tensor indices(DType::i64, {rows, 16});
+                                      for (int64_t i = 0; i < indices.numel(); ++i) indices.set_f64(i, (i * 7) % rows);
+                                      runs.push_back({{"data", filled({rows, 16}, 6)}, {"idx", indices}});
+                                    }
+                                    return runs;
+                                  }});
+}
 
 }  // namespace
 }  // namespace tilefuse::e2e
