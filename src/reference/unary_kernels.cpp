@@ -82,7 +82,10 @@ void add_math_kernels(KernelTable& t) {
 }
 
 void add_activation_kernels(KernelTable& t) {
-  add_map<TypeSet::Numeric>(t, "Relu", plain([](auto x) { return x > 0 ? x : decltype(x)(0); }), check_signed);
+  // NaN stays NaN, as max(0, x) in ONNX's reference, PyTorch and ONNX Runtime (`x > 0 ? x : 0`
+  // made it 0: a fused kernel's NaN, from the mean of an empty set, then differed).
+  add_map<TypeSet::Numeric>(t, "Relu", plain([](auto x) { return x > 0 || x != x ? x : decltype(x)(0); }),
+                            check_signed);
   // Both branches of the logistic function avoid overflow of exp for large |x|.
   add_map<TypeSet::Float>(t, "Sigmoid", plain([](auto x) {
     using T = decltype(x);
@@ -104,7 +107,8 @@ void add_activation_kernels(KernelTable& t) {
     double alpha = n.attr_float("alpha", 0.2), beta = n.attr_float("beta", 0.5);
     return [alpha, beta](auto x) {
       using T = decltype(x);
-      return std::max(T(0), std::min(T(1), T(alpha) * x + T(beta)));
+      const T y = T(alpha) * x + T(beta);
+      return y != y ? y : std::max(T(0), std::min(T(1), y));  // NaN stays NaN (std::min made it 1)
     };
   });
   add_map<TypeSet::Float>(t, "HardSwish", plain([](auto x) {

@@ -1,5 +1,6 @@
-// Generated kernels at the edges of each transcendental op's domain: infinities, NaN, values
-// where exp overflows or underflows, subnormals. Each op runs as a fused kernel (as a two-op
+// Generated kernels at the edges of each transcendental op's domain, and of the activations
+// built from comparisons (Relu and HardSigmoid once made NaN a number in the reference):
+// infinities, NaN, values where exp overflows or underflows, subnormals. Each op runs as a fused kernel (as a two-op
 // chain x * 1 -> op, so it is generated code, not a host step) against the reference.
 #include <cmath>
 #include <filesystem>
@@ -60,7 +61,8 @@ TEST_P(ExtremeValues, FusedKernelMatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Transcendental, ExtremeValues,
                          ::testing::Values("Exp", "Log", "Tanh", "Sigmoid", "Erf", "Softplus", "Sqrt", "Elu", "Sin",
-                                           "Cos", "Round", "Sign", "Selu", "Celu", "Mish", "IsNaN", "IsInf"),
+                                           "Cos", "Round", "Sign", "Selu", "Celu", "Mish", "IsNaN", "IsInf", "Relu",
+                                           "LeakyRelu", "HardSigmoid", "HardSwish", "Abs", "Neg"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
