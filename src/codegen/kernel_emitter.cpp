@@ -238,7 +238,8 @@ class KernelEmitter {
     w_.line("const int64_t units = outer * column_tiles;");
     if (jit_) {
       // At least 1: a symbol bound to 0 (an empty batch) leaves no units, and so no blocks.
-      w_.line("const int64_t units_per_block = std::max<int64_t>(1, tf::ceil_div(units, std::max<int64_t>(1, workers * kBlocksPerWorker)));");
+      w_.line("const int64_t blocks_wanted = std::max<int64_t>(1, workers * kBlocksPerWorker);");
+      w_.line("const int64_t units_per_block = std::max<int64_t>(1, tf::ceil_div(units, blocks_wanted));");
     } else {
       // The tiling counts rows; a unit of a block of rows is tf::kLanes of them.
       w_.line(blocks_rows() ? "const int64_t units_per_block = std::max<int64_t>(1, kUnitsPerBlock / tf::kLanes);"

@@ -54,7 +54,9 @@ class ResizeCall : public LibraryCall {
     const Tensor& x = in[0];
     Tensor& out = outs[0];
     if (out.numel() == 0) return;
-    if (x.numel() == 0) fail_user("{}: an empty input has no values to resize into {}", node_.describe(), out.summary());
+    if (x.numel() == 0) {
+      fail_user("{}: an empty input has no values to resize into {}", node_.describe(), out.summary());
+    }
     const PlaneShape s = plane_shape(x.shape(), out.shape());
     if (!(s == shape_) || rows_.i0.empty()) lay_out_taps(x, in, s);
     const float* src = x.data<float>();

@@ -62,7 +62,8 @@ TEST_P(ExtremeValues, FusedKernelMatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Transcendental, ExtremeValues,
                          ::testing::Values("Exp", "Log", "Tanh", "Sigmoid", "Erf", "Softplus", "Sqrt", "Elu", "Sin",
                                            "Cos", "Round", "Sign", "Selu", "Celu", "Mish", "IsNaN", "IsInf", "Relu",
-                                           "LeakyRelu", "HardSigmoid", "HardSwish", "Abs", "Neg", "Clip", "Floor", "Ceil", "Reciprocal"),
+                                           "LeakyRelu", "HardSigmoid", "HardSwish", "Abs", "Neg", "Clip", "Floor",
+                                           "Ceil", "Reciprocal"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
