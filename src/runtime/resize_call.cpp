@@ -1,6 +1,5 @@
 #include "runtime/resize_call.h"
 
-#include <algorithm>
 #include <vector>
 
 #include "ir/error.h"
@@ -11,18 +10,18 @@ namespace tilefuse::runtime {
 namespace {
 
 // One axis's taps, at most two per output coordinate: value = w0 * in[i0] + w1 * in[i1], the
-// second read only where w1 is not 0.
+// second read only where w1 is not 0. The reference's nearest and linear taps lie in the input.
 struct TwoTaps {
   std::vector<int64_t> i0, i1;
   std::vector<float> w0, w1;
 
-  static TwoTaps of(const reference::AxisTaps& taps, int64_t in) {
+  static TwoTaps of(const reference::AxisTaps& taps) {
     TwoTaps t;
     for (const auto& list : taps) {
       const reference::ResizeTap first = list.at(0);
       const reference::ResizeTap second = list.size() > 1 ? list[1] : reference::ResizeTap{first.index, 0.0};
-      t.i0.push_back(std::clamp<int64_t>(first.index, 0, in - 1));
-      t.i1.push_back(std::clamp<int64_t>(second.index, 0, in - 1));
+      t.i0.push_back(first.index);
+      t.i1.push_back(second.index);
       t.w0.push_back(static_cast<float>(first.weight));
       t.w1.push_back(static_cast<float>(second.weight));
     }
@@ -77,10 +76,9 @@ class ResizeCall : public LibraryCall {
       }
     }
     auto axis = [&](int64_t d, int64_t in_size, int64_t out_size) {
-      if (d < 0) return TwoTaps::of(reference::AxisTaps(1, {{0, 1.0}}), 1);
-      return TwoTaps::of(reference::axis_taps(params_, in_size, out_size, axes.scale[d], axes.roi_start[d],
-                                              axes.roi_end[d]),
-                         in_size);
+      if (d < 0) return TwoTaps::of(reference::AxisTaps(1, {{0, 1.0}}));
+      return TwoTaps::of(
+          reference::axis_taps(params_, in_size, out_size, axes.scale[d], axes.roi_start[d], axes.roi_end[d]));
     };
     rows_ = axis(rank - 2, s.height, s.out_h);
     columns_ = axis(rank - 1, s.width, s.out_w);
