@@ -8,6 +8,9 @@
 //     generated kernel that has no other reader for it; that kernel then stores its part straight
 //     into the result, at the result's strides from the part's offset (its output access). The
 //     input's bytes are the whole result's: it is never a tensor of its own.
+// A Concat whose inputs are a run of consecutive blocks of another Concat in place is then a view
+// of those bytes: in a DenseNet block, layer k's Concat is the first k blocks of the block's last
+// Concat, so no layer copies the features before it.
 #pragma once
 
 #include <cstdint>
@@ -28,5 +31,12 @@ bool concat_parts_strided(const Node& concat);
 // For a Concat in place: elements from the start of its result to where input `input`'s bytes
 // begin: its block's start, or 0 for a strided part (its kernel's access holds the offset).
 int64_t concat_input_offset(const Node& concat, size_t input);
+
+// For a Concat view at `step`: the Concat in place whose blocks hold its inputs as a run (its
+// result is then a view of those bytes), or nullptr when its inputs live inside its own result.
+const Node* enclosing_concat(const FusionPlan& plan, size_t step);
+
+// Elements from the start of `outer`'s result to where `inner`'s run of its inputs begins.
+int64_t enclosing_concat_offset(const Node& inner, const Node& outer);
 
 }  // namespace tilefuse::fusion

@@ -98,7 +98,8 @@ struct StepRunner::Impl {
   RunCounters& counters;
   // Values whose bytes lie inside another's: a view's result (at offset 0 of its input) and the
   // inputs of a Concat in place (fusion/concat_in_place.h: a block at its place in the result,
-  // or a strided part that its kernel writes across the whole result).
+  // or a strided part that its kernel writes across the whole result), and the result of a
+  // Concat whose inputs are a run of another's blocks (at that run's place).
   struct Alias {
     const Value* of;
     size_t byte_offset;
@@ -142,11 +143,15 @@ struct StepRunner::Impl {
       if (!library_calls[chain.first_product] || !library_calls[chain.second_product]) continue;  // prepared without
       for (size_t s : {chain.first_product, chain.kernel, chain.second_product}) chain_of[s] = static_cast<int>(c);
     }
-    for (const auto& step : plan.steps) {
+    for (size_t s = 0; s < plan.steps.size(); ++s) {
+      const fusion::PlanStep& step = plan.steps[s];
       if (step.kind != fusion::StepKind::View) continue;
       const Node& n = *step.node;
-      if (fusion::is_concat_in_place(step)) {
-        const size_t element = dtype_size(n.outputs[0]->dtype);
+      const size_t element = dtype_size(n.outputs[0]->dtype);
+      if (const Node* outer = fusion::enclosing_concat(plan, s)) {
+        const auto offset = static_cast<size_t>(fusion::enclosing_concat_offset(n, *outer));
+        alias_of[n.outputs[0]] = {outer->outputs[0], offset * element};
+      } else if (fusion::is_concat_in_place(step)) {
         const bool strided = fusion::concat_parts_strided(n);
         for (size_t i = 0; i < n.inputs.size(); ++i) {
           alias_of[n.inputs[i]] = {n.outputs[0], static_cast<size_t>(fusion::concat_input_offset(n, i)) * element, strided};

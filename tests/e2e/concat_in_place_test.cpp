@@ -2,8 +2,9 @@
 // SuperKernel region with every step split (the parts of one result are written by different
 // steps at once): rows of kernel results, channels of convolutions at batch 1, unequal parts,
 // a result and a part that are graph outputs, a part read again later, a Concat of a Concat
-// (the outer one stays a copy: its input is a view), a Concat that must stay a copy, and strided
-// parts stored by their kernels at the result's strides.
+// (both in place: the inner result is a block of the outer), a Concat that must stay a copy,
+// strided parts stored by their kernels at the result's strides, and DenseNet blocks (each
+// layer's Concat a run of the block's last one, parts written by pools run as host steps).
 #include <gtest/gtest.h>
 
 #include "e2e/fused_vs_reference.h"
@@ -26,6 +27,29 @@ Value* cat(Graph& g, std::vector<Value*> parts, int64_t axis) {
 }
 
 Value* scalar(Graph& g, float v) { return g.add_constant("s" + std::to_string(g.num_nodes()), Tensor::scalar_f32(v)); }
+
+// A DenseNet layer: relu, then a 3x3 convolution to `grow` channels.
+Value* dense_layer(Graph& g, Value* features, int64_t channels, int64_t grow, int salt) {
+  Value* w = g.add_constant("w" + std::to_string(g.num_nodes()), filled({grow, channels, 3, 3}, salt));
+  return node(g, "Conv", {node(g, "Relu", {features}), w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+}
+
+// Two DenseNet blocks of three layers at batch 1: layer k reads the Concat of the block's input
+// and the k - 1 layers before it. The first block's input is a MaxPool's, the second's an
+// AveragePool's (both run beside the library calls, not as kernels). Outputs: the second block's
+// Concat, and a Concat of two middle layers (a run inside the first block's last Concat).
+std::vector<Value*> dense_blocks(Graph& g, Value* x) {
+  Value* stem = node(g, "MaxPool", {x}, {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}});
+  std::vector<Value*> parts = {stem};
+  for (int k = 0; k < 3; ++k) parts.push_back(dense_layer(g, cat(g, parts, 1), 3 + 2 * k, 2, 16 + k));
+  Value* middle = cat(g, {parts[1], parts[2]}, 1);
+  Value* block = cat(g, parts, 1);
+  Value* pooled = node(g, "AveragePool", {node(g, "Relu", {block})},
+                       {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}});
+  parts = {pooled};
+  for (int k = 0; k < 3; ++k) parts.push_back(dense_layer(g, cat(g, parts, 1), 9 + 3 * k, 3, 20 + k));
+  return {cat(g, parts, 1), node(g, "Neg", {middle})};
+}
 
 std::vector<Case> cases() {
   std::vector<Case> out;
@@ -90,6 +114,7 @@ std::vector<Case> cases() {
                    g.add_output(sum);
                    return std::vector<std::map<std::string, Tensor>>{{{"a", filled({8, 48}, 13)}, {"b", filled({8, 16}, 14)}}};
                  }});
+  out.push_back(on_input("dense_blocks", filled({1, 3, 12, 12}, 15), dense_blocks));
   return out;
 }
 

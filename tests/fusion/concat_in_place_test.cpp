@@ -2,7 +2,8 @@
 // the result (dims before the axis all 1), each written by a kernel or a library call, each once;
 // or strided parts, each stored by a kernel of its own at the result's strides. Left copies: two
 // parts from one kernel, a part also read elsewhere, a graph input among the inputs, an input
-// given twice, a symbolic dim. Offsets count the elements before a block.
+// given twice, a symbolic dim. Offsets count the elements before a block. A Concat whose inputs
+// are a run of another's blocks is a view of that run (DenseNet), unless it is a graph output.
 #include "fusion/concat_in_place.h"
 
 #include <gtest/gtest.h>
@@ -115,6 +116,64 @@ TEST(ConcatInPlace, OffsetsCountTheElementsBefore) {
   ASSERT_NE(cat, nullptr);
   EXPECT_EQ(concat_input_offset(*cat, 0), 0);
   EXPECT_EQ(concat_input_offset(*cat, 1), 24);
+}
+
+// A DenseNet block at batch 1: layer k convolves the Concat of the block's input and the layers
+// before it; `middle`: a Concat of layers 1 and 2 too; `block_is_output`: the middle Concat is a
+// graph output (it then owns its bytes and stays a copy).
+Graph dense_block(bool middle_is_output) {
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {1, 2, 5, 5});
+  std::vector<Value*> parts = {g.add_node("Exp", "stem", {x}, {"stem"})->outputs[0]};
+  for (int k = 1; k <= 3; ++k) {
+    const std::string name = "layer" + std::to_string(k);
+    Value* in = g.add_node("Concat", name + "_cat", parts, {name + "_in"}, {{"axis", int64_t{1}}})->outputs[0];
+    Value* w = g.add_constant(name + "_w", Tensor(DType::f32, {2, 2 * k, 1, 1}));
+    parts.push_back(g.add_node("Conv", name, {in, w}, {name + "_out"})->outputs[0]);
+  }
+  Value* middle = g.add_node("Concat", "middle", {parts[1], parts[2]}, {"middle"}, {{"axis", int64_t{1}}})->outputs[0];
+  Value* block = g.add_node("Concat", "block", parts, {"block"}, {{"axis", int64_t{1}}})->outputs[0];
+  g.set_outputs({g.add_node("Neg", "neg", {block}, {"y"})->outputs[0]});
+  g.add_output(middle_is_output ? middle : g.add_node("Abs", "abs", {middle}, {"z"})->outputs[0]);
+  g.infer_shapes();
+  return g;
+}
+
+const PlanStep& step_named(const FusionPlan& plan, const std::string& name, size_t* index = nullptr) {
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (plan.steps[i].node != nullptr && plan.steps[i].node->name == name) {
+      if (index != nullptr) *index = i;
+      return plan.steps[i];
+    }
+  }
+  throw std::runtime_error("no step " + name);
+}
+
+TEST(ConcatInPlace, EachLayersConcatIsARunOfTheBlocksLast) {
+  Graph g = dense_block(false);
+  ExecutionPlan planned = plan_for_execution(g, true);
+  const FusionPlan& plan = planned.plan;
+  size_t block_at = 0;
+  EXPECT_TRUE(is_concat_in_place(step_named(plan, "block", &block_at)));
+  EXPECT_EQ(enclosing_concat(plan, block_at), nullptr);  // its inputs live inside it
+  for (const char* name : {"layer1_cat", "layer2_cat", "layer3_cat", "middle"}) {
+    size_t at = 0;
+    EXPECT_TRUE(is_concat_in_place(step_named(plan, name, &at))) << name;
+    const Node* outer = enclosing_concat(plan, at);
+    ASSERT_NE(outer, nullptr) << name;
+    EXPECT_EQ(outer->name, "block") << name;
+  }
+  // layer k's inputs start at the block's start; the middle pair after the stem's 2 * 25 elements.
+  const Node& block = *step_named(plan, "block").node;
+  EXPECT_EQ(enclosing_concat_offset(*step_named(plan, "layer3_cat").node, block), 0);
+  EXPECT_EQ(enclosing_concat_offset(*step_named(plan, "middle").node, block), 50);
+}
+
+TEST(ConcatInPlace, ARunThatIsAGraphOutputStaysACopy) {
+  Graph g = dense_block(true);
+  ExecutionPlan planned = plan_for_execution(g, true);
+  EXPECT_FALSE(is_concat_in_place(step_named(planned.plan, "middle")));
+  EXPECT_TRUE(is_concat_in_place(step_named(planned.plan, "layer2_cat")));
 }
 
 }  // namespace
