@@ -119,6 +119,19 @@ std::string celu_expr(const ExprContext& c) {
                      fmt::arg("inv", c.lit(1.0 / alpha)));
 }
 
+std::string thresholded_relu_expr(const ExprContext& c) {
+  return fmt::format("tf::select({a} > {al}, {a}, {z})", fmt::arg("a", c.x[0]), fmt::arg("z", c.lit(0.0)),
+                     fmt::arg("al", c.lit(c.node.attr_float("alpha", 1.0))));
+}
+
+// Between the bounds x * 0: 0 as the reference gives, and NaN for NaN, which both tests miss.
+std::string shrink_expr(const ExprContext& c) {
+  const double lambd = c.node.attr_float("lambd", 0.5), bias = c.node.attr_float("bias", 0.0);
+  return fmt::format("tf::select({a} < {lo}, {a} + {b}, tf::select({a} > {hi}, {a} - {b}, {a} * {z}))",
+                     fmt::arg("a", c.x[0]), fmt::arg("lo", c.lit(-lambd)), fmt::arg("hi", c.lit(lambd)),
+                     fmt::arg("b", c.lit(bias)), fmt::arg("z", c.lit(0.0)));
+}
+
 // Integer division by a constant, non-zero divisor (the planner's rule); f64 divides plainly.
 std::string div_expr(const ExprContext& c) {
   return c.integer() ? "tf::int_div(" + c.x[0] + ", " + c.x[1] + ")" : c.binary("/");
@@ -193,6 +206,7 @@ const std::map<std::string, ExprFn, std::less<>>& expr_table() {
       {"Not", [](const ExprContext& c) { return c.call("logical_not", c.x[0]); }},
       {"And", [](const ExprContext& c) { return "tf::logical_and(" + c.x[0] + ", " + c.x[1] + ")"; }},
       {"Or", [](const ExprContext& c) { return "tf::logical_or(" + c.x[0] + ", " + c.x[1] + ")"; }},
+      {"Xor", [](const ExprContext& c) { return "tf::logical_xor(" + c.x[0] + ", " + c.x[1] + ")"; }},
       {"Cast", cast_expr},
       {"Identity", [](const ExprContext& c) { return c.x[0]; }},
       {"Dropout", [](const ExprContext& c) { return c.x[0]; }},
@@ -202,6 +216,18 @@ const std::map<std::string, ExprFn, std::less<>>& expr_table() {
       {"Round", [](const ExprContext& c) { return c.call("round_even", c.x[0]); }},
       {"Sin", [](const ExprContext& c) { return c.call("sin", c.x[0]); }},
       {"Cos", [](const ExprContext& c) { return c.call("cos", c.x[0]); }},
+      {"Tan", [](const ExprContext& c) { return c.call("tan", c.x[0]); }},
+      {"Asin", [](const ExprContext& c) { return c.call("asin", c.x[0]); }},
+      {"Acos", [](const ExprContext& c) { return c.call("acos", c.x[0]); }},
+      {"Atan", [](const ExprContext& c) { return c.call("atan", c.x[0]); }},
+      {"Sinh", [](const ExprContext& c) { return c.call("sinh", c.x[0]); }},
+      {"Cosh", [](const ExprContext& c) { return c.call("cosh", c.x[0]); }},
+      {"Asinh", [](const ExprContext& c) { return c.call("asinh", c.x[0]); }},
+      {"Acosh", [](const ExprContext& c) { return c.call("acosh", c.x[0]); }},
+      {"Atanh", [](const ExprContext& c) { return c.call("atanh", c.x[0]); }},
+      {"Softsign", [](const ExprContext& c) { return "(" + c.x[0] + " / (" + c.lit(1.0) + " + tf::abs(" + c.x[0] + ")))"; }},
+      {"ThresholdedRelu", thresholded_relu_expr},
+      {"Shrink", shrink_expr},
       {"PRelu",
        [](const ExprContext& c) {
          return fmt::format("tf::select({a} < {z}, {s} * {a}, {a})", fmt::arg("a", c.x[0]), fmt::arg("s", c.x[1]),
@@ -227,8 +253,9 @@ std::string pointwise_expr(const Node& node, const std::vector<std::string>& ope
 bool has_pointwise_expr(const std::string& op) { return expr_table().count(op) != 0; }
 
 bool calls_vector_math(const Node& node) {
-  static const std::set<std::string, std::less<>> ops = {"Exp",  "Log", "Tanh", "Sigmoid", "Softplus", "Erf", "Gelu",
-                                                         "Elu",  "Sin", "Cos",  "Selu",    "Celu",     "Mish"};
+  static const std::set<std::string, std::less<>> ops = {
+      "Exp", "Log", "Tanh", "Sigmoid", "Softplus", "Erf", "Gelu", "Elu", "Sin", "Cos", "Selu", "Celu", "Mish",
+      "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"};
   return ops.count(node.op) != 0 || (node.op == "Pow" && !has_cheap_pow_form(node));
 }
 

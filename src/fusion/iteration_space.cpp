@@ -24,7 +24,9 @@ const std::set<std::string, std::less<>>& kernel_op_types() {
       "LeakyRelu", "Elu", "Sigmoid", "HardSigmoid", "HardSwish", "Softplus", "Tanh", "Erf", "Gelu", "Clip", "Min",
       "Max", "Where", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Cast",
       "Identity", "Dropout", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "Transpose",
-      "IsNaN", "IsInf", "Sign", "Round", "Sin", "Cos", "PRelu", "Selu", "Celu", "Mish", "Sum", "Mean", "Slice", "Expand"};
+      "IsNaN", "IsInf", "Sign", "Round", "Sin", "Cos", "PRelu", "Selu", "Celu", "Mish", "Sum", "Mean", "Slice", "Expand",
+      "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softsign", "ThresholdedRelu", "Shrink",
+      "Xor"};
   return ops;
 }
 
@@ -47,7 +49,7 @@ const std::set<std::string, std::less<>>& native_op_types() {
   static const std::set<std::string, std::less<>> ops = {
       "Add",     "Sub",         "Mul",           "Div",   "Mod", "Neg", "Abs", "Sign", "Relu",     "Min", "Max",
       "Clip",    "Where",       "Equal",         "Less",  "Greater", "LessOrEqual", "GreaterOrEqual", "Not",
-      "And",     "Or",          "Cast",          "Identity", "Transpose", "Slice", "Expand"};
+      "And",     "Or",          "Xor",           "Cast",  "Identity", "Transpose", "Slice", "Expand"};
   return ops;
 }
 // ... and on f64 values, the math functions the reference computes with the C library.
@@ -356,7 +358,8 @@ class Deriver {
   // they hold no reduction, and f32 transcendental math stays in a SIMD kernel of its own.
   bool native_values_fit() const {
     static const std::set<std::string, std::less<>> vector_math = {
-        "Exp", "Log", "Tanh", "Sigmoid", "Softplus", "Erf", "Gelu", "Elu", "Sin", "Cos", "Selu", "Celu", "Mish", "Pow"};
+        "Exp", "Log", "Tanh", "Sigmoid", "Softplus", "Erf", "Gelu", "Elu", "Sin", "Cos", "Selu", "Celu", "Mish", "Pow",
+        "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"};
     bool lane_heavy = false, native = false;
     for (const Node* n : nodes_) {
       const bool lanes = computes_in_lanes(*n);

@@ -212,6 +212,7 @@ void register_binary_kernels(KernelTable& table) {
   add_comparison_kernels(table);
   add_logic(table, "And", [](bool a, bool b) { return a && b; });
   add_logic(table, "Or", [](bool a, bool b) { return a || b; });
+  add_logic(table, "Xor", [](bool a, bool b) { return a != b; });
   table["Pow"] = pow_kernel;
   table["Min"] = extremum_kernel<false>;
   table["Max"] = extremum_kernel<true>;

@@ -1,7 +1,8 @@
 // Kernels that address elements by index or position: GatherElements, GatherND, ScatterElements
-// (and Scatter), ScatterND, Tile, Pad, Trilu, CumSum, TopK, NonZero and Size. Elements are moved
+// (and Scatter), ScatterND, Tile, Pad, Trilu, CumSum, TopK, NonZero, OneHot and Size. Elements are moved
 // as bytes wherever no arithmetic is involved, so every element type works.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -263,6 +264,31 @@ std::vector<Tensor> trilu_kernel(const Node& node, const std::vector<Tensor>& in
   return {gather_elements(source, index, x.shape())};
 }
 
+// Each output element picks values[1] (on) where its position along `axis` is the index (a
+// negative index counts from the end; one out of range leaves the whole line off), else values[0].
+std::vector<Tensor> one_hot_kernel(const Node& node, const std::vector<Tensor>& in) {
+  const Tensor& indices = required_input(node, in, 0);
+  const Tensor& values = required_input(node, in, 2);
+  const double d = scalar_value(node, required_input(node, in, 1), "input 1 (depth)");
+  if (!(d >= 1)) fail_user("{}: depth is {}; it must be at least 1", node.describe(), d);
+  if (values.numel() != 2) fail_user("{}: values must hold [off, on], got {}", node.describe(), values.summary());
+  const auto depth = static_cast<int64_t>(d);
+  const int64_t axis = node_axis(node, node.attr_int("axis", -1), indices.rank() + 1);
+  std::vector<int64_t> shape = indices.shape();
+  shape.insert(shape.begin() + axis, depth);
+  int64_t inner = 1;
+  for (size_t k = static_cast<size_t>(axis); k < indices.shape().size(); ++k) inner *= indices.shape()[k];
+  std::vector<int64_t> pick(static_cast<size_t>(product(shape)));
+  for (int64_t i = 0; i < static_cast<int64_t>(pick.size()); ++i) {
+    const int64_t outer = i / (depth * inner), j = (i / inner) % depth, rest = i % inner;
+    const double raw = indices.get_f64(outer * inner + rest);  // NaN and huge indices are out of range
+    int64_t at = std::abs(raw) < static_cast<double>(depth) + 1 ? static_cast<int64_t>(raw) : depth;
+    at = at < 0 ? at + depth : at;
+    pick[static_cast<size_t>(i)] = at == j ? 1 : 0;
+  }
+  return {gather_elements(values, pick, shape)};
+}
+
 std::vector<Tensor> cumsum_kernel(const Node& node, const std::vector<Tensor>& in) {
   const Tensor& x = required_input(node, in, 0);
   const int64_t axis = node_axis(node, static_cast<int64_t>(scalar_value(node, required_input(node, in, 1), "input 1 (axis)")), x.rank());
@@ -395,6 +421,7 @@ void register_index_kernels(KernelTable& table) {
   table["CumSum"] = cumsum_kernel;
   table["TopK"] = topk_kernel;
   table["NonZero"] = nonzero_kernel;
+  table["OneHot"] = one_hot_kernel;
   table["DepthToSpace"] = depth_space_kernel;
   table["SpaceToDepth"] = depth_space_kernel;
   table["Size"] = size_kernel;

@@ -66,6 +66,15 @@ void add_math_kernels(KernelTable& t) {
   add_map<TypeSet::Float>(t, "Erf", plain([](auto x) { return std::erf(x); }));
   add_map<TypeSet::Float>(t, "Sin", plain([](auto x) { return std::sin(x); }));
   add_map<TypeSet::Float>(t, "Cos", plain([](auto x) { return std::cos(x); }));
+  add_map<TypeSet::Float>(t, "Tan", plain([](auto x) { return std::tan(x); }));
+  add_map<TypeSet::Float>(t, "Asin", plain([](auto x) { return std::asin(x); }));
+  add_map<TypeSet::Float>(t, "Acos", plain([](auto x) { return std::acos(x); }));
+  add_map<TypeSet::Float>(t, "Atan", plain([](auto x) { return std::atan(x); }));
+  add_map<TypeSet::Float>(t, "Sinh", plain([](auto x) { return std::sinh(x); }));
+  add_map<TypeSet::Float>(t, "Cosh", plain([](auto x) { return std::cosh(x); }));
+  add_map<TypeSet::Float>(t, "Asinh", plain([](auto x) { return std::asinh(x); }));
+  add_map<TypeSet::Float>(t, "Acosh", plain([](auto x) { return std::acosh(x); }));
+  add_map<TypeSet::Float>(t, "Atanh", plain([](auto x) { return std::atanh(x); }));
   // Halves round to even, as numpy.round (the default floating-point rounding mode).
   add_map<TypeSet::Float>(t, "Round", plain([](auto x) { return std::nearbyint(x); }));
   add_map<TypeSet::Numeric>(t, "Sign", plain([](auto x) {
@@ -128,6 +137,19 @@ void add_activation_kernels(KernelTable& t) {
       using T = decltype(x);
       if (x != x) return x;  // std::max/min would drop the NaN; numpy's maximum keeps it
       return std::max(T(0), x) + std::min(T(0), T(alpha) * (std::exp(x / T(alpha)) - T(1)));
+    };
+  });
+  add_map<TypeSet::Float>(t, "Softsign", plain([](auto x) { return x / (decltype(x)(1) + std::abs(x)); }));
+  add_map<TypeSet::Float>(t, "ThresholdedRelu", [](const Node& n) {
+    const double alpha = n.attr_float("alpha", 1.0);
+    return [alpha](auto x) { return x > decltype(x)(alpha) ? x : decltype(x)(0); };
+  });
+  // Shrink: x + bias below -lambd, x - bias above lambd, 0 between (NaN stays NaN).
+  add_map<TypeSet::Float>(t, "Shrink", [](const Node& n) {
+    const double bias = n.attr_float("bias", 0.0), lambd = n.attr_float("lambd", 0.5);
+    return [bias, lambd](auto x) {
+      using T = decltype(x);
+      return x < T(-lambd) ? x + T(bias) : (x > T(lambd) ? x - T(bias) : (x != x ? x : T(0)));
     };
   });
   // x * tanh(softplus(x)), softplus written so that exp never overflows.

@@ -19,7 +19,9 @@ double vector_cycles(const Node& n) {
       {"Div", 5},     {"Reciprocal", 5}, {"Sqrt", 6},  {"Pow", 30},   {"Exp", 10}, {"Log", 14},
       {"Tanh", 16},   {"Sigmoid", 14},   {"Erf", 18},  {"Gelu", 24},  {"Softplus", 24},
       {"Elu", 12},    {"Cast", 2},       {"Where", 1}, {"Transpose", 2}, {"Sin", 20},   {"Cos", 20},
-      {"Selu", 12},   {"Celu", 12},      {"Mish", 40}};
+      {"Selu", 12},   {"Celu", 12},      {"Mish", 40},   {"Tan", 30},   {"Asin", 25},  {"Acos", 25},
+      {"Atan", 25},   {"Sinh", 20},      {"Cosh", 20},   {"Asinh", 30}, {"Acosh", 30}, {"Atanh", 25},
+      {"Softsign", 5}};
   auto it = costs.find(n.op);
   // Plain arithmetic issues on two vector pipes: half a cycle per vector.
   return it == costs.end() ? 0.5 : it->second;

@@ -24,7 +24,10 @@ const std::set<std::string>& claimed_ops() {
       "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
       "BatchNormalization", "InstanceNormalization", "GroupNormalization", "PRelu", "Selu", "Celu", "Mish",
       "Sum", "Mean", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "Size",
-      "NonZero", "RMSNormalization", "RNN", "GRU", "LSTM", "DepthToSpace", "SpaceToDepth"};
+      "NonZero", "RMSNormalization", "RNN", "GRU", "LSTM", "DepthToSpace", "SpaceToDepth",
+      // Found missing by bench/real/patterns.py (F.one_hot, torch.atan) and their relatives.
+      "OneHot", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softsign",
+      "ThresholdedRelu", "Shrink", "Xor"};
   return ops;
 }
 

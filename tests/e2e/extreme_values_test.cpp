@@ -63,7 +63,8 @@ INSTANTIATE_TEST_SUITE_P(Transcendental, ExtremeValues,
                          ::testing::Values("Exp", "Log", "Tanh", "Sigmoid", "Erf", "Softplus", "Sqrt", "Elu", "Sin",
                                            "Cos", "Round", "Sign", "Selu", "Celu", "Mish", "IsNaN", "IsInf", "Relu",
                                            "LeakyRelu", "HardSigmoid", "HardSwish", "Abs", "Neg", "Clip", "Floor",
-                                           "Ceil", "Reciprocal"),
+                                           "Ceil", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh",
+                                           "Asinh", "Acosh", "Atanh", "Softsign", "ThresholdedRelu", "Shrink"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -24,7 +24,7 @@ struct TraitCase {
 TEST(OpTraits, EveryClaimedOpHasItsTraits) {
   const std::vector<TraitCase> cases = {
       {{"Add", "Sub", "Mul", "Div", "Mod", "Pow", "Min", "Max", "Where", "Equal", "Less", "Greater", "LessOrEqual",
-        "GreaterOrEqual", "And", "Or", "Clip"},
+        "GreaterOrEqual", "And", "Or", "Xor", "Clip"},
        kPointwise | kBroadcasting},
       {{"Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Relu", "LeakyRelu", "Elu", "Sigmoid",
         "HardSigmoid", "HardSwish", "Softplus", "Tanh", "Erf", "Gelu", "Not", "Cast", "Dropout"},
@@ -39,6 +39,10 @@ TEST(OpTraits, EveryClaimedOpHasItsTraits) {
       // Issue 11: what the field's exports use.
       {{"Sum", "Mean", "PRelu"}, kPointwise | kBroadcasting},
       {{"Sign", "Round", "Sin", "Cos", "IsNaN", "IsInf", "Selu", "Celu", "Mish"}, kPointwise},
+      // What the pattern sweep (bench/real/patterns.py) found missing, and its relatives.
+      {{"Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softsign", "ThresholdedRelu",
+        "Shrink"},
+       kPointwise},
       {{"ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"}, kReduction},
       {{"BatchNormalization", "InstanceNormalization", "GroupNormalization", "RMSNormalization"}, kComposite},
       {{"Conv", "FusedConv", "PointwiseDepthwiseConv"}, kLibraryCall},  // FusedConv and PointwiseDepthwiseConv: ours, made by passes
@@ -47,7 +51,7 @@ TEST(OpTraits, EveryClaimedOpHasItsTraits) {
        kDataMovement},
       // Host steps: no trait the fusion patterns match.
       {{"ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ArgMax", "ArgMin", "CumSum",
-        "TopK", "NonZero", "Einsum", "RNN", "GRU", "LSTM", "If", "Loop"},
+        "TopK", "NonZero", "OneHot", "Einsum", "RNN", "GRU", "LSTM", "If", "Loop"},
        0},
   };
   size_t count = 0;

@@ -466,6 +466,27 @@ template <int N> TF_INLINE PackF<N> cos(const PackF<N>& x) { return each([](VF v
 template <int N> TF_INLINE PackF<N> round_even(const PackF<N>& x) {
   return each([](VF v) { return xsimd::nearbyint(v); }, x);
 }
+// The other trigonometric and hyperbolic functions (ONNX Tan ... Atanh), through xsimd as well.
+#define TF_XSIMD_MATH(name)                                                   \
+  inline float name(float x) { return std::name(x); }                         \
+  inline VF name(VF x) { return xsimd::name(x); }                             \
+  template <int N> TF_INLINE PackF<N> name(const PackF<N>& x) {                \
+    return each([](VF v) { return xsimd::name(v); }, x);                      \
+  }
+TF_XSIMD_MATH(tan)
+TF_XSIMD_MATH(asin)
+TF_XSIMD_MATH(acos)
+TF_XSIMD_MATH(atan)
+TF_XSIMD_MATH(sinh)
+TF_XSIMD_MATH(cosh)
+TF_XSIMD_MATH(asinh)
+TF_XSIMD_MATH(atanh)
+#undef TF_XSIMD_MATH
+// xsimd 8's acosh of a huge negative x is inf (x * x overflows before the domain is checked):
+// below 1 it is NaN, as the C library gives.
+inline float acosh(float x) { return std::acosh(x); }
+inline VF acosh(VF x) { return xsimd::select(x < VF(1.0f), VF(std::numeric_limits<float>::quiet_NaN()), xsimd::acosh(x)); }
+template <int N> TF_INLINE PackF<N> acosh(const PackF<N>& x) { return each([](VF v) { return acosh(v); }, x); }
 // Division by a value that is constant over a row (Softmax's sum, LayerNorm's deviation): a
 // multiplication by its reciprocal, taken once per row, is within 2 ulp of the quotient and far
 // cheaper than a vector division, which would bound the whole kernel. Where the reciprocal is
@@ -498,6 +519,9 @@ inline MF logical_or(MF a, MF b) { return a || b; }
 TF_INLINE MP logical_not(const MP& m) { return ~m; }
 TF_INLINE MP logical_and(const MP& a, const MP& b) { return a && b; }
 TF_INLINE MP logical_or(const MP& a, const MP& b) { return a || b; }
+inline bool logical_xor(bool a, bool b) { return a != b; }
+inline MF logical_xor(MF a, MF b) { return (a && ~b) || (~a && b); }
+TF_INLINE MP logical_xor(const MP& a, const MP& b) { return (a && ~b) || (~a && b); }
 template <typename M, typename V> inline V mask_to_float(M m) { return select(m, V(1.0f), V(0.0f)); }
 // Rounds to the precision of a 16-bit type (a Cast to f16/bf16 inside a kernel).
 template <typename T, typename V> inline V round_to(V v) {

@@ -227,7 +227,8 @@ void register_unary_math(OpRegistry& r) {
   r.add({.name = "Neg", .traits = kPointwise, .input_dtypes = kSignedTypes, .infer = infer_neg});
   add_unary(r, "Abs", kNumericTypes);
   add_unary(r, "Sign", kNumericTypes);
-  for (const char* name : {"Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sin", "Cos"}) {
+  for (const char* name : {"Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sin", "Cos", "Tan", "Asin",
+                           "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"}) {
     add_unary(r, name, kFloatTypes);
   }
   // Variadic Sum and Mean broadcast all their operands, like Min and Max.
@@ -248,6 +249,7 @@ void register_predicates(OpRegistry& r) {
   for (const char* name : {"Less", "Greater", "LessOrEqual", "GreaterOrEqual"}) add_predicate(r, name, kNumericTypes);
   add_predicate(r, "And", {DType::boolean});
   add_predicate(r, "Or", {DType::boolean});
+  add_predicate(r, "Xor", {DType::boolean});
   add_predicate(r, "Not", {DType::boolean}, 1);
   r.add({.name = "IsNaN", .traits = kPointwise, .input_dtypes = kFloatTypes, .infer = infer_float_test});
   r.add({.name = "IsInf",

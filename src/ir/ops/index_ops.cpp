@@ -1,6 +1,6 @@
 // Ops that address elements by index or position: GatherElements, GatherND, ScatterElements
 // (and the older Scatter), ScatterND, Tile, Pad, Trilu, CumSum, TopK, DepthToSpace,
-// SpaceToDepth, NonZero and Size, with
+// SpaceToDepth, NonZero, OneHot and Size, with
 // ONNX opset-18 semantics (and the older attribute forms PyTorch still writes).
 #include "ir/error.h"
 #include "ir/op_registry.h"
@@ -148,6 +148,37 @@ void infer_topk(Node& node, Graph& graph) {
   set_output(node, 1, DType::i64, out);
 }
 
+// OneHot inserts a dim of size `depth` at `axis` (in [-rank - 1, rank]); depth is a scalar of any
+// numeric type, truncated to an integer, and values holds [off, on] in the output's type.
+void infer_one_hot(Node& node, Graph& graph) {
+  const Value* indices = node.input(0);
+  const Value* depth = node.input(1);
+  const Value* values = node.input(2);
+  require_dtype(node, 0, kNumericTypes);
+  require_dtype(node, 1, kNumericTypes);
+  if (depth->rank() > 1 || (depth->rank() == 1 && depth->shape[0] != Dim(1))) {
+    fail_user("{}: {} must be a scalar or a 1-element tensor, got {}", node.describe(), describe_input(node, 1),
+              depth->type_string());
+  }
+  if (values->rank() != 1 || values->shape[0] != Dim(2)) {
+    fail_user("{}: {} must be a 2-element tensor [off, on], got {}", node.describe(), describe_input(node, 2),
+              values->type_string());
+  }
+  const int64_t rank = indices->rank() + 1;
+  const int64_t axis = node_axis(node, node.attr_int("axis", -1), rank, "attribute 'axis'");
+  Dim classes = graph.fresh_symbol();  // known at run time only
+  if (depth->constant.has_value()) {
+    const double d = depth->constant->get_f64(0);
+    if (!(d >= 1)) fail_user("{}: depth is {}; it must be at least 1", node.describe(), d);
+    classes = Dim(static_cast<int64_t>(d));
+  } else if (auto known = known_int_values(depth); known && known->size() == 1) {
+    classes = (*known)[0];
+  }
+  Shape out = indices->shape;
+  out.insert(out.begin() + axis, classes);
+  set_output(node, 0, values->dtype, out);
+}
+
 // The count of non-zero elements depends on the data: a fresh symbol that only the reference
 // interpreter can bind.
 void infer_nonzero(Node& node, Graph& graph) {
@@ -248,6 +279,7 @@ void register_index_ops(OpRegistry& r) {
            .infer = infer_depth_space});
   }
   r.add({.name = "NonZero", .infer = infer_nonzero});
+  r.add({.name = "OneHot", .min_inputs = 3, .max_inputs = 3, .attrs = {{"axis", AttrKind::Int}}, .infer = infer_one_hot});
   r.add({.name = "Size", .traits = kShapeOp, .infer = infer_size});
 }
 

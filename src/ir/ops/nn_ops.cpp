@@ -156,6 +156,9 @@ void register_activations(OpRegistry& r) {
   add_activation(r, "Selu", kHalfFloatDouble, {{"alpha", AttrKind::Float}, {"gamma", AttrKind::Float}});
   add_activation(r, "Celu", kFloatTypes, {{"alpha", AttrKind::Float}});
   add_activation(r, "Mish", kFloatTypes);
+  add_activation(r, "Softsign", kFloatTypes);
+  add_activation(r, "ThresholdedRelu", kFloatTypes, {{"alpha", AttrKind::Float}});
+  add_activation(r, "Shrink", kFloatTypes, {{"bias", AttrKind::Float}, {"lambd", AttrKind::Float}});
   r.add({.name = "PRelu",
          .traits = kPointwise | kBroadcasting,
          .min_inputs = 2,
