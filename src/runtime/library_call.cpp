@@ -7,6 +7,7 @@
 #include "runtime/broadcast_call.h"
 #include "runtime/cast_call.h"
 #include "runtime/conv_gemm.h"
+#include "runtime/conv_transpose_call.h"
 #include "runtime/cumsum_call.h"
 #include "runtime/half_precision_call.h"
 #include "runtime/matmul_call.h"
@@ -30,6 +31,7 @@ bool library_call_supports(const Node& node) {
   if (half_precision_call_supports(node)) return true;
   if (node.op == "Conv" || node.op == "FusedConv") return conv_gemm_supports(node);
   if (node.op == "PointwiseDepthwiseConv") return pointwise_depthwise_supported(node);
+  if (node.op == "ConvTranspose") return conv_transpose_call_supports(node);
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return matmul_call_supports(node);
   if (node.op == "MaxPool" || node.op == "AveragePool") return pool_call_supports(node);
   if (node.op == "Split" || node.op == "Concat") return axis_parts_call_supports(node);
@@ -46,6 +48,7 @@ std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBl
   if (half_precision_call_supports(node)) return prepare_half_precision_call(node, blocking, precision);
   if (node.op == "Conv" || node.op == "FusedConv") return prepare_conv_call(node, blocking, precision);
   if (node.op == "PointwiseDepthwiseConv") return prepare_pointwise_depthwise_call(node, blocking, precision);
+  if (node.op == "ConvTranspose") return prepare_conv_transpose_call(node, blocking);
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return prepare_matmul_call(node, blocking, precision);
   if (node.op == "MaxPool" || node.op == "AveragePool") return prepare_pool_call(node);
   if (node.op == "Split" || node.op == "Concat") return prepare_axis_parts_call(node);

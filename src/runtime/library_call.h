@@ -1,6 +1,6 @@
 // Steps the runtime computes with its own code instead of generated kernels or the reference
-// kernels: the compute-bound MatMul, FusedMatMul, Gemm (matmul_call.h) and Conv (conv_gemm.h) on
-// f32, and the host ops that real models spend time in: MaxPool and AveragePool (pool_call.h),
+// kernels: the compute-bound MatMul, FusedMatMul, Gemm (matmul_call.h), Conv (conv_gemm.h) and
+// ConvTranspose (conv_transpose_call.h) on f32, and the host ops that real models spend time in: MaxPool and AveragePool (pool_call.h),
 // Split and Concat (axis_parts_call.h), Tile and Pad (axis_map_call.h), Slice, Expand, Gather,
 // GatherND and GatherElements (strided_copy_call.h), Cast (cast_call.h), f32 ArgMax/ArgMin
 // (arg_extremum_call.h), CumSum (cumsum_call.h), f32 Resize of the last two axes
@@ -53,7 +53,8 @@ class LibraryCall {
   virtual GemmBlocking blocking() const { return {}; }
 };
 
-// True if `node` runs as a library call (MatMul/Gemm/Conv on f32, f16 or bf16, 1-D and 2-D f32
+// True if `node` runs as a library call (MatMul/Gemm/Conv on f32, f16 or bf16, f32 ConvTranspose with a constant
+// weight, 1-D and 2-D f32
 // MaxPool without indices and AveragePool, Split, Concat, Tile, Pad, Slice, Expand, Gather,
 // GatherND, GatherElements, Cast, f32 ArgMax/ArgMin, CumSum, f32 Resize of the last two axes and
 // Add/Sub/Mul/Div); other ops and dtypes run on the host (reference) kernels. Asked only of
