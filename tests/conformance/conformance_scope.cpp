@@ -27,7 +27,7 @@ const std::set<std::string>& claimed_ops() {
       "NonZero", "RMSNormalization", "RNN", "GRU", "LSTM", "DepthToSpace", "SpaceToDepth",
       // Found missing by bench/real/patterns.py (F.one_hot, torch.atan) and their relatives.
       "OneHot", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softsign",
-      "ThresholdedRelu", "Shrink", "Xor"};
+      "ThresholdedRelu", "Shrink", "Xor", "GridSample"};
   return ops;
 }
 

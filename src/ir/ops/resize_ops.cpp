@@ -1,5 +1,7 @@
 // Resize (opset 11-19 form: X, roi, scales, sizes; opset 10: X, scales): the output size of each
-// axis is `sizes`, or floor(input * scale). The interpolation itself is the reference kernel's.
+// axis is `sizes`, or floor(input * scale). GridSample (2-D): X [N, C, H, W] sampled at grid
+// [N, H_out, W_out, 2] gives [N, C, H_out, W_out]. The interpolation itself is the reference
+// kernels'.
 #include <cmath>
 
 #include "ir/error.h"
@@ -88,6 +90,31 @@ void infer_resize(Node& node, Graph& graph) {
   set_output(node, 0, x->dtype, out);
 }
 
+// GridSample's modes: opset 16's names and opset 20's (linear, cubic).
+void infer_grid_sample(Node& node, Graph&) {
+  const Value* x = node.input(0);
+  const Value* grid = node.input(1);
+  if (x->rank() != 4 || grid->rank() != 4 || grid->shape[3] != Dim(2)) {
+    fail_user("{}: input {} and grid {} must be [N, C, H, W] and [N, H_out, W_out, 2] (2-D sampling)",
+              node.describe(), x->type_string(), grid->type_string());
+  }
+  require_dtype(node, 1, {DType::f16, DType::f32, DType::f64, DType::bf16});
+  const std::string mode = node.attr_string("mode", "bilinear");
+  if (mode != "bilinear" && mode != "linear" && mode != "nearest" && mode != "bicubic" && mode != "cubic") {
+    fail_user("{}: attribute 'mode' is '{}'; it must be bilinear (linear), nearest or bicubic (cubic)",
+              node.describe(), mode);
+  }
+  const std::string padding = node.attr_string("padding_mode", "zeros");
+  if (padding != "zeros" && padding != "border" && padding != "reflection") {
+    fail_user("{}: attribute 'padding_mode' is '{}'; it must be zeros, border or reflection", node.describe(), padding);
+  }
+  if (x->shape[0].is_const() && grid->shape[0].is_const() && x->shape[0] != grid->shape[0]) {
+    fail_user("{}: input {} and grid {} must have the same batch", node.describe(), x->type_string(),
+              grid->type_string());
+  }
+  set_output(node, 0, x->dtype, {x->shape[0], x->shape[1], grid->shape[1], grid->shape[2]});
+}
+
 }  // namespace
 
 void register_resize_ops(OpRegistry& r) {
@@ -106,6 +133,12 @@ void register_resize_ops(OpRegistry& r) {
                    {"keep_aspect_ratio_policy", AttrKind::String}},
          .input_dtypes = {DType::f16, DType::f32, DType::f64, DType::bf16, DType::u8, DType::i8},
          .infer = infer_resize});
+  r.add({.name = "GridSample",
+         .min_inputs = 2,
+         .max_inputs = 2,
+         .attrs = {{"mode", AttrKind::String}, {"padding_mode", AttrKind::String}, {"align_corners", AttrKind::Int}},
+         .input_dtypes = {DType::f16, DType::f32, DType::f64, DType::bf16},
+         .infer = infer_grid_sample});
 }
 
 }  // namespace tilefuse
