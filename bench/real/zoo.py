@@ -162,6 +162,16 @@ def median_ms(run, repeats=20):
     return float(np.median(times))
 
 
+def wake_zero_weights(module):
+    """Draws weight matrices that are initialised to zero (torchvision's ViT head, zero-init
+    residual branches): left at zero, the output would be the bias alone, whatever the input."""
+    gen = torch.Generator().manual_seed(SEED)
+    with torch.no_grad():
+        for p in module.parameters():
+            if p.dim() >= 2 and not p.any():
+                p.copy_(torch.randn(p.shape, generator=gen) * 0.02)
+
+
 def calibrate_batch_norms(module, make_inputs):
     """Gives every BatchNorm the statistics of real activations, as training would.
 
@@ -183,10 +193,18 @@ def calibrate_batch_norms(module, make_inputs):
     module.eval()
 
 
+def unbatched(make_inputs):
+    """Positions of the inputs without a batch dim (indices, tables): a --dynamic run keeps the
+    first sample's. Set as an attribute of make_inputs; none by default."""
+    return getattr(make_inputs, "unbatched", set())
+
+
 def sample_feeds(make_inputs, names, seeds):
     """The inputs of the given samples, stacked along the batch."""
     samples = [make_inputs(torch.Generator().manual_seed(seed)) for seed in seeds]
-    return {n: torch.cat(parts).numpy() for n, parts in zip(names, zip(*samples))}
+    fixed = unbatched(make_inputs)
+    return {n: (parts[0] if i in fixed else torch.cat(parts)).numpy()
+            for i, (n, parts) in enumerate(zip(names, zip(*samples)))}
 
 
 def insensitive(session, feeds, want, other):
@@ -216,13 +234,14 @@ def relative_error(got, want, scale):
     return float(np.max(np.abs(got.astype(np.float64) - want))) / scale
 
 
-def check(name, build, make_inputs, work, threads, dynamic):
+def check(name, build, make_inputs, work, threads, dynamic, output_batch=True):
     import onnxruntime as ort
     import tilefuse
     row = {"model": name}
     torch.manual_seed(SEED)
     try:
         module = build()
+        wake_zero_weights(module)
         calibrate_batch_norms(module, make_inputs)
         module.eval()
     except Exception as e:  # the model's own failure at this size, not ours
@@ -233,8 +252,14 @@ def check(name, build, make_inputs, work, threads, dynamic):
     names = [f"input_{i}" for i in range(len(args))]
     axes = None
     if dynamic:  # a symbolic batch (and sequence, for token inputs), fed 3 different samples
-        axes = {n: ({0: "batch", 1: "seq"} if a.dtype == torch.int64 else {0: "batch"}) for n, a in zip(names, args)}
-        axes["output"] = {0: "batch"}
+        fixed = unbatched(make_inputs)
+        axes = {n: ({0: "batch", 1: "seq"} if a.dtype == torch.int64 and a.dim() > 1 else {0: "batch"})
+                for i, (n, a) in enumerate(zip(names, args)) if i not in fixed}
+        if output_batch:  # else the exporter names the output's dims (a reduction over the batch has none)
+            axes["output"] = {0: "batch"}
+    # nn.MultiheadAttention's inference fast path is one fused op the exporter cannot write
+    # (ViT-B/16 failed on it); the plain path exports as MatMul, Softmax and friends.
+    torch.backends.mha.set_fastpath_enabled(False)
     try:
         with torch.no_grad():
             torch.onnx.export(module, args, str(path), dynamo=False, opset_version=17, input_names=names,
@@ -283,11 +308,12 @@ def check(name, build, make_inputs, work, threads, dynamic):
     return row
 
 
-def write_markdown(rows, out, threads, dynamic):
+def write_markdown(rows, out, threads, dynamic, name="zoo"):
     shapes = "a symbolic batch fed 3 samples (`--dynamic`)" if dynamic else "static shapes, batch 1"
-    lines = [f"# Zoo sweep: import and correctness against ONNX Runtime ({time.strftime('%Y-%m-%d')}, "
+    lines = [f"# {name.capitalize()} sweep: import and correctness against ONNX Runtime ({time.strftime('%Y-%m-%d')}, "
              f"{threads} threads, TorchScript exporter, opset 17, {shapes}, random weights)", "",
-             "Command: `PYTHONPATH=build/python build/peers-venv/bin/python bench/real/zoo.py`. Errors: worst "
+             f"Command: `PYTHONPATH=build/python build/peers-venv/bin/python bench/real/{name}.py"
+             f"{' --dynamic' if dynamic else ''}`. Errors: worst "
              "|difference| / largest |ORT output| of the first output, fused mode; f64: PyTorch's answer in "
              "float64. ok: tilefuse within 1e-4 of f64 or within 4x ORT's own error. Small models: the times "
              "are a smoke check, not a benchmark.", "",
@@ -301,11 +327,11 @@ def write_markdown(rows, out, threads, dynamic):
     pathlib.Path(out).write_text("\n".join(lines) + "\n")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(models=MODELS, name="zoo", doc=__doc__, output_batch=True):
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default=".", help="regex over model names")
-    ap.add_argument("--work-dir", default="build/zoo")
-    ap.add_argument("--out", help="default bench/real/results/zoo.md, or zoo_dynamic.md with --dynamic")
+    ap.add_argument("--work-dir", default=f"build/{name}")
+    ap.add_argument("--out", help=f"default bench/real/results/{name}.md, or {name}_dynamic.md with --dynamic")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--dynamic", action="store_true",
                     help="export a symbolic batch (and sequence for token inputs) and feed a batch of 3")
@@ -313,19 +339,19 @@ def main():
     work = pathlib.Path(args.work_dir)
     work.mkdir(parents=True, exist_ok=True)
     rows = []
-    for name, build, make_inputs in MODELS:
-        if not re.search(args.only, name):
+    for model, build, make_inputs in models:
+        if not re.search(args.only, model):
             continue
         try:
-            row = check(name, build, make_inputs, work, args.threads, args.dynamic)
+            row = check(model, build, make_inputs, work, args.threads, args.dynamic, output_batch)
         except Exception as e:
-            row = {"model": name, "status": "harness failed", "error": repr(e)[:200]}
+            row = {"model": model, "status": "harness failed", "error": repr(e)[:200]}
             traceback.print_exc()
         print(json.dumps(row), flush=True)
         rows.append(row)
-    (work / "zoo.json").write_text(json.dumps(rows, indent=1))
-    out = args.out or f"bench/real/results/zoo{'_dynamic' if args.dynamic else ''}.md"
-    write_markdown(rows, out, args.threads, args.dynamic)
+    (work / f"{name}.json").write_text(json.dumps(rows, indent=1))
+    out = args.out or f"bench/real/results/{name}{'_dynamic' if args.dynamic else ''}.md"
+    write_markdown(rows, out, args.threads, args.dynamic, name)
 
 
 if __name__ == "__main__":
