@@ -72,8 +72,11 @@ bool axis_parts_call_supports(const Node& node) {
   if (whole->rank() == 0) return false;
   const int64_t axis = normalized_axis(node, whole->rank());
   for (const Value* part : parts) {
-    // A part nothing reads is not bound at run time: its size must be known now.
-    if (part == nullptr || part->rank() != whole->rank() || !part->shape[axis].is_const()) return false;
+    if (part == nullptr || part->rank() != whole->rank()) return false;
+    // A Split output nothing reads is not bound at run time: its size must be known now. A
+    // Concat's inputs are all bound: their sizes may be symbols (a dynamic export's rotary
+    // halves, a KV cache's length).
+    if (split && !part->shape[axis].is_const()) return false;
   }
   return true;
 }

@@ -94,5 +94,27 @@ TEST(ConcatCall, MatchesReferenceOnEveryAxis) {
   }
 }
 
+// Parts whose sizes along the axis are symbols, as a dynamic export's: bound only when it runs.
+TEST(ConcatCall, TakesPartsOfSymbolicSize) {
+  Graph g;
+  Value* a = g.add_input("a", DType::f32, {Dim(2), Dim::symbol("past"), Dim(3)});
+  Value* b = g.add_input("b", DType::f32, {Dim(2), Dim::symbol("new"), Dim(3)});
+  Node* concat = g.add_node("Concat", "concat", {a, b}, {"y"}, {{"axis", int64_t{1}}});
+  g.infer_shapes();
+  ASSERT_TRUE(axis_parts_call_supports(*concat));
+  std::unique_ptr<LibraryCall> call = prepare_axis_parts_call(*concat);
+  for (int64_t past : {0, 1, 5}) {
+    std::vector<Tensor> ins = {Tensor(DType::f32, {2, past, 3}), Tensor(DType::f32, {2, 4, 3})};
+    for (size_t i = 0; i < ins.size(); ++i) {
+      for (int64_t e = 0; e < ins[i].numel(); ++e) ins[i].set_f64(e, static_cast<double>(100 * i + e));
+    }
+    const Tensor expected = reference::evaluate_node(*concat, ins).at(0);
+    ThreadTeam team(2);
+    std::vector<Tensor> outs = {Tensor(DType::f32, expected.shape())};
+    call->run(team, ins, outs);
+    EXPECT_TRUE(outs[0].same_bytes(expected)) << "past " << past;
+  }
+}
+
 }  // namespace
 }  // namespace tilefuse::runtime
