@@ -104,6 +104,7 @@ class Builder {
       case OpKind::LayerNorm: return layer_norm(op);
       case OpKind::HalfRoundTrip: return half_round_trip(op);
       case OpKind::IntegerDetour: return integer_detour(op);
+      case OpKind::DenseConcat: return dense_concat(op);
     }
     return nullptr;
   }
@@ -131,6 +132,25 @@ class Builder {
     if (op.axes & 1) i = node("Max", {i, integer(-20)});
     if ((op.axes & 2) && i->rank() >= 2) i = node("Transpose", {i});
     return cast(i, DType::f32);
+  }
+
+  // A DenseNet block on an axis: each layer reduces the Concat of the block's input and the
+  // layers before it over that axis (keeping it, so the result is one more part), and the
+  // block's value is the Concat of them all, each layer's Concat a prefix of it. Variant 8: a
+  // Concat of the layers alone joins the pool too (a run that does not start the block).
+  Value* dense_concat(const OpSpec& op) {
+    Value* x = operand(op.operand, true);
+    const int64_t axis = op.axes % x->rank();
+    AttributeMap on_axis = {{"axis", op.variant & 4 ? axis - x->rank() : axis}};
+    std::vector<Value*> parts = {x};
+    for (int layer = 0; layer < 1 + op.variant % 3; ++layer) {
+      Value* features = node("Concat", parts, on_axis);
+      Value* grown = node(op.which % 2 ? "ReduceMax" : "ReduceSum", {node("Tanh", {features})},
+                          {{"axes", std::vector<int64_t>{axis}}, {"keepdims", int64_t{1}}});
+      parts.push_back(grown);
+    }
+    if (op.variant & 8) pool_.push_back(node("Concat", std::vector<Value*>(parts.begin() + 1, parts.end()), on_axis));
+    return node("Concat", parts, on_axis);
   }
 
   Value* unary(const OpSpec& op) {

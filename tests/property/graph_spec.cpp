@@ -23,7 +23,8 @@ rc::Gen<OpKind> op_kind(bool half) {
                                            {5, OpKind::Softmax},
                                            {5, OpKind::LayerNorm},
                                            {half ? 6u : 0u, OpKind::HalfRoundTrip},
-                                           {6, OpKind::IntegerDetour}});
+                                           {6, OpKind::IntegerDetour},
+                                           {6, OpKind::DenseConcat}});
 }
 
 rc::Gen<OpSpec> op_spec(bool half) {

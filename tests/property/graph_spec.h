@@ -14,7 +14,7 @@
 
 namespace tilefuse::property {
 
-enum class OpKind { Unary, Binary, Select, Reduce, Transpose, Softmax, LayerNorm, HalfRoundTrip, IntegerDetour };
+enum class OpKind { Unary, Binary, Select, Reduce, Transpose, Softmax, LayerNorm, HalfRoundTrip, IntegerDetour, DenseConcat };
 
 struct OpSpec {
   OpKind kind = OpKind::Unary;
