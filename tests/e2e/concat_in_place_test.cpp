@@ -4,7 +4,8 @@
 // a result and a part that are graph outputs, a part read again later, a Concat of a Concat
 // (both in place: the inner result is a block of the outer), a Concat that must stay a copy,
 // strided parts stored by their kernels at the result's strides, and DenseNet blocks (each
-// layer's Concat a run of the block's last one, parts written by pools run as host steps).
+// layer's Concat a run of the block's last one, parts written by pools run as host steps), and a
+// U-Net level (a ConvTranspose's upsampled map and the encoder's skip features in one Concat).
 #include <gtest/gtest.h>
 
 #include "e2e/fused_vs_reference.h"
@@ -49,6 +50,25 @@ std::vector<Value*> dense_blocks(Graph& g, Value* x) {
   parts = {pooled};
   for (int k = 0; k < 3; ++k) parts.push_back(dense_layer(g, cat(g, parts, 1), 9 + 3 * k, 3, 20 + k));
   return {cat(g, parts, 1), node(g, "Neg", {middle})};
+}
+
+// One U-Net level at batch 1: encoder features, pooled and convolved, upsampled by a strided
+// ConvTranspose and concatenated with the skip features, then convolved.
+std::vector<Value*> unet_level(Graph& g, Value* x) {
+  auto small = [](Tensor t) {  // weights in [-0.4, 0.4): sums that do not cancel to a few ulp of f32
+    for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, t.get_f64(i) * 0.2);
+    return t;
+  };
+  auto conv = [&](Value* in, int64_t maps, int64_t channels, int salt) {
+    Value* w = g.add_constant("w" + std::to_string(g.num_nodes()), small(filled({maps, channels, 3, 3}, salt)));
+    return node(g, "Relu", {node(g, "Conv", {in, w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})});
+  };
+  Value* skip = conv(x, 4, 3, 25);
+  Value* deep = conv(node(g, "MaxPool", {skip}, {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}}),
+                     6, 4, 26);
+  Value* up = node(g, "ConvTranspose", {deep, g.add_constant("up_w", small(filled({6, 4, 2, 2}, 27))), g.add_constant("up_b", filled({4}, 28))},
+                   {{"strides", std::vector<int64_t>{2, 2}}});
+  return {conv(cat(g, {up, skip}, 1), 2, 8, 29)};
 }
 
 std::vector<Case> cases() {
@@ -115,6 +135,7 @@ std::vector<Case> cases() {
                    return std::vector<std::map<std::string, Tensor>>{{{"a", filled({8, 48}, 13)}, {"b", filled({8, 16}, 14)}}};
                  }});
   out.push_back(on_input("dense_blocks", filled({1, 3, 12, 12}, 15), dense_blocks));
+  out.push_back(on_input("unet_level", filled({1, 3, 12, 12}, 24), unet_level));
   return out;
 }
 
