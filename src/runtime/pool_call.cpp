@@ -200,6 +200,58 @@ TF_AVX512 void max_pool_padded_rows(const PoolShape& s, const float* x, float* o
   }
 }
 
+// The sum of output row oy's window rows of one plane into `row_sum` (s.width values, whole
+// vectors read and written under masks).
+TF_AVX512 void sum_window_rows(const PoolShape& s, const float* src, int64_t oy, float* row_sum) {
+  const int64_t y0 = oy * s.stride_h - s.pad_top;
+  for (int64_t c = 0; c < s.width; c += 16) {
+    const __mmask16 m = lanes(s.width - c);
+    __m512 v = _mm512_setzero_ps();
+    for (int64_t i = 0; i < s.kh; ++i) {
+      const int64_t y = y0 + i * s.dil_h;
+      if (y >= 0 && y < s.height) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, src + y * s.width + c));
+    }
+    _mm512_mask_storeu_ps(row_sum + c, m, v);
+  }
+}
+
+// average_pool in registers, as max_pool_padded_rows does MaxPool: the window's rows summed into
+// one row with zeros on both sides, written one output row ahead of its use, then each 16
+// outputs the sum of kw loads from it at the stride, times their scales. The sums are added in
+// average_pool's order, so both give the same bits. The scalar loops ran Inception-v3's 3x3
+// pools (f32[1, 768, 17, 17]) at a fifth of ONNX Runtime's speed.
+TF_AVX512 void average_pool_padded_rows(const PoolShape& s, const std::vector<float>& row_scale,
+                                        const std::vector<float>& column_scale, const float* x, float* out,
+                                        int64_t first_plane, int64_t end_plane) {
+  const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const int64_t vectors = (s.out_w + 15) / 16;
+  const int64_t row_floats = s.pad_left + std::max(s.width, vectors * 16 * s.stride_w + s.kw) + 32;
+  thread_local std::vector<float> padded;
+  padded.assign(static_cast<size_t>(2 * row_floats), 0.0f);
+  for (int64_t plane = first_plane; plane < end_plane; ++plane) {
+    const float* src = x + plane * s.height * s.width;
+    sum_window_rows(s, src, 0, padded.data() + s.pad_left);
+    for (int64_t oy = 0; oy < s.out_h; ++oy) {
+      if (oy + 1 < s.out_h) sum_window_rows(s, src, oy + 1, padded.data() + ((oy + 1) % 2) * row_floats + s.pad_left);
+      float* o = out + (plane * s.out_h + oy) * s.out_w;
+      const float* row = padded.data() + (oy % 2) * row_floats;
+      const __m512 row_scale_v = _mm512_set1_ps(row_scale[static_cast<size_t>(oy)]);
+      for (int64_t u = 0; u < vectors; ++u) {
+        const __mmask16 m = lanes(s.out_w - u * 16);
+        __m512 v = _mm512_setzero_ps();
+        const float* from = row + u * 16 * s.stride_w;
+        for (int64_t j = 0; j < s.kw; ++j) {
+          v = _mm512_add_ps(v, s.stride_w == 1 ? _mm512_loadu_ps(from + j)
+                                               : _mm512_permutex2var_ps(_mm512_loadu_ps(from + j), evens,
+                                                                        _mm512_loadu_ps(from + j + 16)));
+        }
+        const __m512 scale = _mm512_mul_ps(row_scale_v, _mm512_maskz_loadu_ps(m, column_scale.data() + u * 16));
+        _mm512_mask_storeu_ps(o + u * 16, m, _mm512_mul_ps(v, scale));
+      }
+    }
+  }
+}
+
 class PoolCall : public LibraryCall {
  public:
   explicit PoolCall(const Node& node) : node_(node) {}
@@ -211,7 +263,12 @@ class PoolCall : public LibraryCall {
       reciprocal_counts(s.out_h, s.stride_h, s.pad_top, s.pad_bottom, s.dil_h, s.kh, s.height, include_pad, row_scale_);
       reciprocal_counts(s.out_w, s.stride_w, s.pad_left, s.pad_right, s.dil_w, s.kw, s.width, include_pad,
                         column_scale_);
+      const bool padded = padded_rows_suit(s);
       return team.run(s.planes, [&](int, int64_t first, int64_t end) {
+        if (padded) {
+          return average_pool_padded_rows(s, row_scale_, column_scale_, in[0].data<float>(), outs[0].data<float>(),
+                                          first, end);
+        }
         average_pool(s, row_scale_, column_scale_, in[0].data<float>(), outs[0].data<float>(), first, end);
       });
     }
