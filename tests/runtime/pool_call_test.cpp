@@ -93,6 +93,8 @@ INSTANTIATE_TEST_SUITE_P(
         PoolCase{"AsymmetricPadsDilated", {1, 1, 12, 30},
                  {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{0, 2, 1, 0}}, {"dilations", Ints{2, 2}}}},
         PoolCase{"OneD", {2, 3, 50}, {{"kernel_shape", Ints{4}}, {"strides", Ints{2}}, {"pads", Ints{1, 2}}}},
+        PoolCase{"WideRowsStrideTwo", {1, 2, 5, 70}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},
+        PoolCase{"FiveByFiveAcrossVectors", {1, 2, 6, 37}, {{"kernel_shape", Ints{5, 5}}, {"pads", Ints{2, 2, 2, 2}}}},
         PoolCase{"NaNsPropagate", {1, 2, 10, 40}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}}, true}),
     [](const auto& info) { return info.param.name; });
 
