@@ -10,7 +10,6 @@
 #include "runtime/cpu_isa.h"
 #include "runtime/lane_masks.h"
 #include "runtime/row_kernels.h"
-#include "runtime/scratch_buffer.h"
 
 namespace tilefuse::runtime {
 
@@ -201,87 +200,56 @@ TF_AVX512 void max_pool_padded_rows(const PoolShape& s, const float* x, float* o
   }
 }
 
-// AveragePool in AVX-512 registers, for column strides 1 and 2: per output row, the window's rows
-// are summed into whole vectors of input columns (zero past the row's end), then each 16 outputs
-// add kw of those sums shifted into place (two vectors permuted into one; at stride 2 two such
-// and their even lanes), times their scales. The same additions in the same order as
-// average_pool, so both give the same bits. The scalar loops ran Inception-v3's 3x3 pools
-// (f32[1, 768, 17, 17]) at a fifth of ONNX Runtime's speed. Every load of the sums is a whole
-// vector stored just before at the same address: summing into a row buffer and reading it back
-// at unaligned offsets, as max_pool_padded_rows does, ran at a third of the speed in some
-// processes.
-class AveragePoolRows {
- public:
-  explicit AveragePoolRows(const PoolShape& s)
-      : s_(s), vectors_((s.width + 15) / 16), sums_(t_row_sums.floats(static_cast<size_t>(vectors_ * 16))) {}
+// The sum of output row oy's window rows of one plane into `row_sum` (s.width values, whole
+// vectors read and written under masks).
+TF_AVX512 void sum_window_rows(const PoolShape& s, const float* src, int64_t oy, float* row_sum) {
+  const int64_t y0 = oy * s.stride_h - s.pad_top;
+  for (int64_t c = 0; c < s.width; c += 16) {
+    const __mmask16 m = lanes(s.width - c);
+    __m512 v = _mm512_setzero_ps();
+    for (int64_t i = 0; i < s.kh; ++i) {
+      const int64_t y = y0 + i * s.dil_h;
+      if (y >= 0 && y < s.height) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, src + y * s.width + c));
+    }
+    _mm512_mask_storeu_ps(row_sum + c, m, v);
+  }
+}
 
-  TF_AVX512 void run(const std::vector<float>& row_scale, const std::vector<float>& column_scale, const float* x,
-                     float* out, int64_t first_plane, int64_t end_plane) const {
-    const int64_t outputs = (s_.out_w + 15) / 16;
-    for (int64_t plane = first_plane; plane < end_plane; ++plane) {
-      const float* src = x + plane * s_.height * s_.width;
-      for (int64_t oy = 0; oy < s_.out_h; ++oy) {
-        sum_rows(src, oy);
-        float* o = out + (plane * s_.out_h + oy) * s_.out_w;
-        const __m512 row_scale_v = _mm512_set1_ps(row_scale[static_cast<size_t>(oy)]);
-        for (int64_t u = 0; u < outputs; ++u) {
-          __m512 v = _mm512_setzero_ps();
-          for (int64_t j = 0; j < s_.kw; ++j) v = _mm512_add_ps(v, tap(u * 16 * s_.stride_w + j - s_.pad_left));
-          const __mmask16 m = lanes(s_.out_w - u * 16);
-          const __m512 scale = _mm512_mul_ps(row_scale_v, _mm512_maskz_loadu_ps(m, column_scale.data() + u * 16));
-          _mm512_mask_storeu_ps(o + u * 16, m, _mm512_mul_ps(v, scale));
+// average_pool in registers, as max_pool_padded_rows does MaxPool: the window's rows summed into
+// one row with zeros on both sides, written one output row ahead of its use, then each 16
+// outputs the sum of kw loads from it at the stride, times their scales. The sums are added in
+// average_pool's order, so both give the same bits. The scalar loops ran Inception-v3's 3x3
+// pools (f32[1, 768, 17, 17]) at a fifth of ONNX Runtime's speed.
+TF_AVX512 void average_pool_padded_rows(const PoolShape& s, const std::vector<float>& row_scale,
+                                        const std::vector<float>& column_scale, const float* x, float* out,
+                                        int64_t first_plane, int64_t end_plane) {
+  const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const int64_t vectors = (s.out_w + 15) / 16;
+  const int64_t row_floats = s.pad_left + std::max(s.width, vectors * 16 * s.stride_w + s.kw) + 32;
+  thread_local std::vector<float> padded;
+  padded.assign(static_cast<size_t>(2 * row_floats), 0.0f);
+  for (int64_t plane = first_plane; plane < end_plane; ++plane) {
+    const float* src = x + plane * s.height * s.width;
+    sum_window_rows(s, src, 0, padded.data() + s.pad_left);
+    for (int64_t oy = 0; oy < s.out_h; ++oy) {
+      if (oy + 1 < s.out_h) sum_window_rows(s, src, oy + 1, padded.data() + ((oy + 1) % 2) * row_floats + s.pad_left);
+      float* o = out + (plane * s.out_h + oy) * s.out_w;
+      const float* row = padded.data() + (oy % 2) * row_floats;
+      const __m512 row_scale_v = _mm512_set1_ps(row_scale[static_cast<size_t>(oy)]);
+      for (int64_t u = 0; u < vectors; ++u) {
+        const __mmask16 m = lanes(s.out_w - u * 16);
+        __m512 v = _mm512_setzero_ps();
+        const float* from = row + u * 16 * s.stride_w;
+        for (int64_t j = 0; j < s.kw; ++j) {
+          v = _mm512_add_ps(v, s.stride_w == 1 ? _mm512_loadu_ps(from + j)
+                                               : _mm512_permutex2var_ps(_mm512_loadu_ps(from + j), evens,
+                                                                        _mm512_loadu_ps(from + j + 16)));
         }
+        const __m512 scale = _mm512_mul_ps(row_scale_v, _mm512_maskz_loadu_ps(m, column_scale.data() + u * 16));
+        _mm512_mask_storeu_ps(o + u * 16, m, _mm512_mul_ps(v, scale));
       }
     }
   }
-
- private:
-  // The window rows of output row oy summed into t_sums, 16 input columns a vector.
-  TF_AVX512 void sum_rows(const float* src, int64_t oy) const {
-    const int64_t y0 = oy * s_.stride_h - s_.pad_top;
-    for (int64_t k = 0; k < vectors_; ++k) {
-      const __mmask16 m = lanes(s_.width - k * 16);
-      __m512 v = _mm512_setzero_ps();
-      for (int64_t i = 0; i < s_.kh; ++i) {
-        const int64_t y = y0 + i * s_.dil_h;
-        if (y >= 0 && y < s_.height) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, src + y * s_.width + k * 16));
-      }
-      _mm512_store_ps(sums_ + k * 16, v);
-    }
-  }
-
-  // Sums vector q (zero outside the row).
-  TF_AVX512 __m512 sums(int64_t q) const {
-    return q >= 0 && q < vectors_ ? _mm512_load_ps(sums_ + q * 16) : _mm512_setzero_ps();
-  }
-
-  // The sums of 16 consecutive input columns from column c (which may lie in the padding).
-  TF_AVX512 __m512 shifted(int64_t c) const {
-    const int64_t q = c >= 0 ? c / 16 : -((-c + 15) / 16);
-    const int r = static_cast<int>(c - q * 16);
-    const __m512i from_r = _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                            _mm512_set1_epi32(r));
-    return _mm512_permutex2var_ps(sums(q), from_r, sums(q + 1));
-  }
-
-  // The tap's 16 values for outputs whose first window starts at input column c.
-  TF_AVX512 __m512 tap(int64_t c) const {
-    if (s_.stride_w == 1) return shifted(c);
-    const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-    return _mm512_permutex2var_ps(shifted(c), evens, shifted(c + 16));
-  }
-
-  static thread_local ScratchBuffer t_row_sums;
-  const PoolShape& s_;
-  int64_t vectors_;
-  float* sums_;  // the worker's row sums, vectors_ whole vectors
-};
-
-thread_local ScratchBuffer AveragePoolRows::t_row_sums;
-
-// Column strides AveragePoolRows takes.
-bool average_rows_suit(const PoolShape& s) {
-  return vector_isa() == VectorIsa::avx512 && (s.stride_w == 1 || s.stride_w == 2) && s.dil_w == 1;
 }
 
 class PoolCall : public LibraryCall {
@@ -295,11 +263,11 @@ class PoolCall : public LibraryCall {
       reciprocal_counts(s.out_h, s.stride_h, s.pad_top, s.pad_bottom, s.dil_h, s.kh, s.height, include_pad, row_scale_);
       reciprocal_counts(s.out_w, s.stride_w, s.pad_left, s.pad_right, s.dil_w, s.kw, s.width, include_pad,
                         column_scale_);
-      const bool vectors = average_rows_suit(s);
+      const bool padded = padded_rows_suit(s);
       return team.run(s.planes, [&](int, int64_t first, int64_t end) {
-        if (vectors) {
-          return AveragePoolRows(s).run(row_scale_, column_scale_, in[0].data<float>(), outs[0].data<float>(), first,
-                                        end);
+        if (padded) {
+          return average_pool_padded_rows(s, row_scale_, column_scale_, in[0].data<float>(), outs[0].data<float>(),
+                                          first, end);
         }
         average_pool(s, row_scale_, column_scale_, in[0].data<float>(), outs[0].data<float>(), first, end);
       });
