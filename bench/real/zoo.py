@@ -317,10 +317,10 @@ def check(name, build, make_inputs, work, threads, dynamic, output_batch=True):
 
 
 def write_markdown(rows, out, threads, dynamic, name="zoo"):
-    shapes = "a symbolic batch fed 3 samples (`--dynamic`)" if dynamic else "static shapes, batch 1"
+    shapes = "a symbolic batch fed 3 samples (`--dynamic`)" if dynamic else "static shapes"
     lines = [f"# {name.capitalize()} sweep: import and correctness against ONNX Runtime ({time.strftime('%Y-%m-%d')}, "
              f"{threads} threads, TorchScript exporter, opset 17, {shapes}, random weights)", "",
-             f"Command: `PYTHONPATH=build/python build/peers-venv/bin/python bench/real/{name}.py"
+             f"Command: `PYTHONPATH=build/python:bench/real build/peers-venv/bin/python bench/real/{name}.py"
              f"{' --dynamic' if dynamic else ''}`. Errors: worst "
              "|difference| / largest |ORT output| of the first output, fused mode; f64: PyTorch's answer in "
              "float64. ok: tilefuse within 1e-4 of f64 or within 4x ORT's own error. Small models: the times "
