@@ -105,6 +105,10 @@ std::vector<Tensor> grid_sample_kernel(const Node& node, const std::vector<Tenso
   const int64_t batch = x.shape()[0], channels = x.shape()[1], out_h = grid.shape()[1], out_w = grid.shape()[2];
   const Axis ax = axis_of(x.shape()[3], align), ay = axis_of(x.shape()[2], align);
   Tensor y(x.dtype(), {batch, channels, out_h, out_w});
+  if (ax.size == 0 || ay.size == 0) {  // nothing to sample: every tap lies outside
+    for (int64_t i = 0; i < y.numel(); ++i) y.set_f64(i, 0.0);
+    return {y};
+  }
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t p = 0; p < out_h * out_w; ++p) {
       double gx = denormalize(grid.get_f64((n * out_h * out_w + p) * 2), ax, align);
