@@ -4,6 +4,8 @@
 // (Keys, a = -0.75) taps. A coordinate outside the image is clamped (border) or reflected
 // (reflection) before the taps are taken, and each tap outside is zero (zeros), clamped or
 // reflected again. Computed in double, as the ONNX reference (onnx/reference/ops/op_grid_sample.py).
+// A grid value that leaves the coordinate NaN or infinite (inf is clamped by border padding)
+// gives NaN; engines disagree there (PyTorch: NaN with zeros padding; ONNX Runtime: a number).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -77,8 +79,7 @@ struct Taps {
 };
 
 Taps taps_of(double v, const std::string& mode) {
-  if (!std::isfinite(v)) return {};  // reads nothing: 0
-  v = std::clamp(v, -1e15, 1e15);     // far outside either way, and an integer can hold it
+  v = std::clamp(v, -1e15, 1e15);  // far outside either way, and an integer can hold it
   if (mode == "nearest") return {static_cast<int64_t>(v), {1.0}, 1};
   const double floor = std::floor(v), t = v - floor;
   const auto base = static_cast<int64_t>(floor);
@@ -114,8 +115,12 @@ std::vector<Tensor> grid_sample_kernel(const Node& node, const std::vector<Tenso
       double gx = denormalize(grid.get_f64((n * out_h * out_w + p) * 2), ax, align);
       double gy = denormalize(grid.get_f64((n * out_h * out_w + p) * 2 + 1), ay, align);
       if (mode == "nearest") gx = std::nearbyint(gx), gy = std::nearbyint(gy);
-      const Taps tx = taps_of(source_coordinate(gx, ax, padding), mode);
-      const Taps ty = taps_of(source_coordinate(gy, ay, padding), mode);
+      const double sx = source_coordinate(gx, ax, padding), sy = source_coordinate(gy, ay, padding);
+      if (!std::isfinite(sx) || !std::isfinite(sy)) {  // NaN, as PyTorch gives with zeros padding
+        for (int64_t c = 0; c < channels; ++c) y.set_f64((n * channels + c) * out_h * out_w + p, std::nan(""));
+        continue;
+      }
+      const Taps tx = taps_of(sx, mode), ty = taps_of(sy, mode);
       for (int64_t c = 0; c < channels; ++c) {
         const int64_t plane = (n * channels + c) * ay.size * ax.size;
         double sum = 0;

@@ -35,9 +35,13 @@ TEST(GridSample, PointsBeyondTheImageInEachPaddingMode) {
                 {1, 1, 1, 1}, {4.25});
 }
 
-TEST(GridSample, NonFiniteGridValuesReadNothing) {
-  const Tensor y = run1("GridSample", {image(), grid_of({kNaN, 0, 0, std::numeric_limits<double>::infinity()})});
-  expect_tensor(y, DType::f32, {1, 1, 1, 2}, {0, 0});
+TEST(GridSample, NonFiniteGridValuesGiveNaN) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tensor y = run1("GridSample", {image(), grid_of({kNaN, 0, 0, inf})});
+  expect_tensor(y, DType::f32, {1, 1, 1, 2}, {kNaN, kNaN});  // as PyTorch
+  // Border padding clamps an infinite coordinate to the edge: row 1 at column 1.
+  const Tensor z = run1("GridSample", {image(), grid_of({0, inf})}, {{"padding_mode", std::string("border")}});
+  expect_tensor(z, DType::f32, {1, 1, 1, 1}, {5});
 }
 
 TEST(GridSample, AnEmptyImageGivesZeros) {
