@@ -150,6 +150,7 @@ PATTERNS = [
     pattern("pools_ceil_mode", lambda m, x: F.max_pool2d(x, 2, ceil_mode=True) + F.avg_pool2d(x, 2, ceil_mode=True), IMG),
     pattern("adaptive_pools", lambda m, x: F.adaptive_avg_pool2d(x, 3) + F.adaptive_max_pool2d(x, 3), IMG),
     pattern("pixel_shuffle", lambda m, x: F.pixel_shuffle(x, 2) * 2, IMG),
+    pattern("pixel_unshuffle", lambda m, x: F.pixel_unshuffle(x[..., :8, :8], 2) + 1, IMG),
     pattern("interpolate_modes", lambda m, x: F.interpolate(x, scale_factor=2, mode="nearest")[..., :9, :9] +
             F.interpolate(x, size=(9, 9), mode="bilinear", align_corners=True) +
             F.interpolate(x, size=(9, 9), mode="bilinear", align_corners=False), IMG),

@@ -19,6 +19,7 @@
 #include "passes/pad_into_conv.h"
 #include "passes/pointwise_depthwise_folding.h"
 #include "passes/decompose_composites.h"
+#include "passes/depth_space_as_transpose.h"
 #include "passes/gemm_as_matmul.h"
 #include "passes/pattern_registry.h"
 #include "passes/reduction_splitting.h"
@@ -47,6 +48,7 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
     passes::fold_pointwise_depthwise(planned.graph);  // after the epilogues: both keep theirs
     passes::split_as_slices(planned.graph);  // after the MatMul splits: a product's parts stay its columns
     passes::tile_as_expand(planned.graph);
+    passes::depth_space_as_transpose(planned.graph);
     passes::rotate_half_as_reversal(planned.graph);
   }
   passes::decompose_composites(planned.graph);
