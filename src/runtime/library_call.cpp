@@ -15,6 +15,7 @@
 #include "runtime/pool_call.h"
 #include "runtime/resize_call.h"
 #include "runtime/strided_copy_call.h"
+#include "runtime/topk_call.h"
 
 namespace tilefuse::runtime {
 
@@ -40,6 +41,7 @@ bool library_call_supports(const Node& node) {
   if (node.op == "Cast") return cast_call_supports(node);
   if (node.op == "ArgMax" || node.op == "ArgMin") return arg_extremum_call_supports(node);
   if (node.op == "CumSum") return cumsum_call_supports(node);
+  if (node.op == "TopK") return topk_call_supports(node);
   if (node.op == "Resize") return resize_call_supports(node);
   return broadcast_call_supports(node);
 }
@@ -57,6 +59,7 @@ std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBl
   if (node.op == "Cast") return prepare_cast_call(node);
   if (node.op == "ArgMax" || node.op == "ArgMin") return prepare_arg_extremum_call(node);
   if (node.op == "CumSum") return prepare_cumsum_call(node);
+  if (node.op == "TopK") return prepare_topk_call(node);
   if (node.op == "Resize") return prepare_resize_call(node);
   if (broadcast_call_supports(node)) return prepare_broadcast_call(node);
   fail_internal("prepare_library_call: {} is not a library op", node.describe());
