@@ -253,10 +253,7 @@ std::string pointwise_expr(const Node& node, const std::vector<std::string>& ope
 bool has_pointwise_expr(const std::string& op) { return expr_table().count(op) != 0; }
 
 bool calls_vector_math(const Node& node) {
-  static const std::set<std::string, std::less<>> ops = {
-      "Exp", "Log", "Tanh", "Sigmoid", "Softplus", "Erf", "Gelu", "Elu", "Sin", "Cos", "Selu", "Celu", "Mish",
-      "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"};
-  return ops.count(node.op) != 0 || (node.op == "Pow" && !has_cheap_pow_form(node));
+  return fusion::vector_math_op_types().count(node.op) != 0 || (node.op == "Pow" && !has_cheap_pow_form(node));
 }
 
 }  // namespace tilefuse::codegen

@@ -30,6 +30,13 @@ const std::set<std::string, std::less<>>& kernel_op_types() {
   return ops;
 }
 
+const std::set<std::string, std::less<>>& vector_math_op_types() {
+  static const std::set<std::string, std::less<>> ops = {
+      "Exp", "Log", "Tanh", "Sigmoid", "Softplus", "Erf", "Gelu", "Elu", "Sin", "Cos", "Selu",
+      "Celu", "Mish", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"};
+  return ops;
+}
+
 bool is_lane_dtype(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::boolean; }
 
 bool has_native_values(const IterationSpace& space) {
@@ -357,14 +364,11 @@ class Deriver {
   // Kernels with values outside the lane types are scalar elementwise loops (is_lane_dtype):
   // they hold no reduction, and f32 transcendental math stays in a SIMD kernel of its own.
   bool native_values_fit() const {
-    static const std::set<std::string, std::less<>> vector_math = {
-        "Exp", "Log", "Tanh", "Sigmoid", "Softplus", "Erf", "Gelu", "Elu", "Sin", "Cos", "Selu", "Celu", "Mish", "Pow",
-        "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"};
     bool lane_heavy = false, native = false;
     for (const Node* n : nodes_) {
       const bool lanes = computes_in_lanes(*n);
       native = native || !lanes;
-      lane_heavy = lane_heavy || is_reduction(*n) || (lanes && vector_math.count(n->op));
+      lane_heavy = lane_heavy || is_reduction(*n) || (lanes && (n->op == "Pow" || vector_math_op_types().count(n->op)));
     }
     return !(native && lane_heavy);
   }

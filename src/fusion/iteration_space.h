@@ -76,6 +76,10 @@ bool is_lane_dtype(DType t);
 bool has_native_values(const IterationSpace& space);
 const std::set<std::string, std::less<>>& kernel_op_types();
 
+// Kernel ops whose f32 lanes call vector math (exp, log, tanh, the trigonometric functions...):
+// what makes a kernel compute-heavy (Pow too, unless it has a cheap form).
+const std::set<std::string, std::less<>>& vector_math_op_types();
+
 // The inputs a step reads at run time: all present inputs, except a reduction's axes, a view's
 // shape operand and a constant Slice bound or Expand shape, which are compile-time facts
 // (constants or already in the IR shapes).
