@@ -264,9 +264,6 @@ def check(name, build, make_inputs, work, threads, dynamic, output_batch=True):
                 for i, (n, a) in enumerate(zip(names, args)) if i not in fixed}
         if output_batch:  # else the exporter names the output's dims (a reduction over the batch has none)
             axes["output"] = {0: "batch"}
-    # nn.MultiheadAttention's inference fast path is one fused op the exporter cannot write
-    # (ViT-B/16 failed on it); the plain path exports as MatMul, Softmax and friends.
-    torch.backends.mha.set_fastpath_enabled(False)
     try:
         with torch.no_grad():
             torch.onnx.export(module, args, str(path), dynamo=False, opset_version=17, input_names=names,
@@ -347,6 +344,9 @@ def main(models=MODELS, name="zoo", doc=__doc__, output_batch=True):
     # PyTorch builds, exports and answers in float64 on one thread: its OpenMP workers would
     # spin after each of those and take the cores from the engines being timed.
     torch.set_num_threads(1)
+    # nn.MultiheadAttention's inference fast path is one fused op the exporter cannot write
+    # (ViT-B/16 failed on it); the plain path exports as MatMul, Softmax and friends.
+    torch.backends.mha.set_fastpath_enabled(False)
     work = pathlib.Path(args.work_dir)
     work.mkdir(parents=True, exist_ok=True)
     rows = []
