@@ -241,7 +241,23 @@ def relative_error(got, want, scale):
     return float(np.max(np.abs(got.astype(np.float64) - want))) / scale
 
 
-def check(name, build, make_inputs, work, threads, dynamic, output_batch=True):
+def inductor_ms(module, feeds, names, threads):
+    """TorchInductor's median time (torch.compile, PyTorch's own CPU code generator) on `threads`
+    threads, or None where it does not compile the module. Its compile happens in the warm-up."""
+    args = [torch.from_numpy(feeds[n]) for n in names]
+    torch.set_num_threads(threads)
+    try:
+        compiled = torch.compile(module)
+        with torch.no_grad():
+            return median_ms(lambda: compiled(*args))
+    except Exception as e:  # Inductor's failure, not ours
+        print(f"inductor: {' '.join(str(e).split())[:200]}", flush=True)
+        return None
+    finally:
+        torch.set_num_threads(1)
+
+
+def check(name, build, make_inputs, work, threads, dynamic, output_batch=True, inductor=False):
     import onnxruntime as ort
     import tilefuse
     row = {"model": name}
@@ -303,6 +319,8 @@ def check(name, build, make_inputs, work, threads, dynamic, output_batch=True):
     row.update(error_vs_ort=err, shape=list(want.shape))
     ort_ms = median_ms(lambda: ort_session.run(None, feeds))
     del ort_session
+    if inductor:
+        row["inductor_ms"] = inductor_ms(module, full, names, threads)
     truth = float64_answer(module, full, names)  # after the timings: PyTorch's pool may spin too
     if truth is not None:
         row.update(error_vs_f64=relative_error(got, truth, scale), ort_error_vs_f64=relative_error(want, truth, scale))
@@ -332,7 +350,8 @@ def write_markdown(rows, out, threads, dynamic, name="zoo"):
     pathlib.Path(out).write_text("\n".join(lines) + "\n")
 
 
-def main(models=MODELS, name="zoo", doc=__doc__, output_batch=True):
+def main(models=MODELS, name="zoo", doc=__doc__, output_batch=True, write=write_markdown):
+    """Checks and times `models`; `write(rows, out, threads, dynamic, name)` writes the table."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default=".", help="regex over model names")
     ap.add_argument("--work-dir", default=f"build/{name}")
@@ -340,6 +359,7 @@ def main(models=MODELS, name="zoo", doc=__doc__, output_batch=True):
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--dynamic", action="store_true",
                     help="export a symbolic batch (and sequence for token inputs) and feed a batch of 3")
+    ap.add_argument("--inductor", action="store_true", help="time TorchInductor (torch.compile) too")
     args = ap.parse_args()
     # PyTorch builds, exports and answers in float64 on one thread: its OpenMP workers would
     # spin after each of those and take the cores from the engines being timed.
@@ -354,7 +374,7 @@ def main(models=MODELS, name="zoo", doc=__doc__, output_batch=True):
         if not re.search(args.only, model):
             continue
         try:
-            row = check(model, build, make_inputs, work, args.threads, args.dynamic, output_batch)
+            row = check(model, build, make_inputs, work, args.threads, args.dynamic, output_batch, args.inductor)
         except Exception as e:
             row = {"model": model, "status": "harness failed", "error": repr(e)[:200]}
             traceback.print_exc()
@@ -362,7 +382,7 @@ def main(models=MODELS, name="zoo", doc=__doc__, output_batch=True):
         rows.append(row)
     (work / f"{name}.json").write_text(json.dumps(rows, indent=1))
     out = args.out or f"bench/real/results/{name}{'_dynamic' if args.dynamic else ''}.md"
-    write_markdown(rows, out, args.threads, args.dynamic, name)
+    write(rows, out, args.threads, args.dynamic, name)
 
 
 if __name__ == "__main__":
