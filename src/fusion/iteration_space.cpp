@@ -61,8 +61,8 @@ const std::set<std::string, std::less<>>& native_op_types() {
 }
 // ... and on f64 values, the math functions the reference computes with the C library.
 const std::set<std::string, std::less<>>& native_f64_math() {
-  static const std::set<std::string, std::less<>> ops = {"Exp",  "Log",     "Sqrt",  "Reciprocal", "Floor",
-                                                         "Ceil", "Tanh",    "Erf",   "Sigmoid",    "Round", "IsNaN"};
+  static const std::set<std::string, std::less<>> ops = {"Exp",  "Log",  "Sqrt",    "Reciprocal", "Floor", "Ceil",
+                                                         "Tanh", "Erf",  "Sigmoid", "Round",      "IsNaN", "Pow"};
   return ops;
 }
 
@@ -422,14 +422,40 @@ class Deriver {
       return reject(fmt::format("{}: input '{}' is also read through a transpose", consumer.describe(), v->name));
     }
     if (space_.access.count(v)) return true;
-    const Shape& target = consumer_level == Level::Full ? space_.domain : space_.reduced_shape();
+    // A row value without the reduced axes (after a keepdims=0 reduction) broadcasts as numpy
+    // does against that shape; its strides then skip the reduced axes of the domain.
+    const bool dropped = consumer_level == Level::Reduced && consumer.outputs[0]->shape == dropped_shape();
+    const Shape target = consumer_level == Level::Full ? space_.domain : dropped ? dropped_shape() : space_.reduced_shape();
     auto strides = broadcast_strides(v->shape, target);
     if (!strides) {
       return reject(fmt::format("{}: input '{}' {} does not broadcast to the kernel domain {}", consumer.describe(),
                                 v->name, shape_to_string(v->shape), shape_to_string(target)));
     }
-    space_.access[v] = {consumer_level, *strides};
+    space_.access[v] = {consumer_level, dropped ? spread_over_kept_axes(*strides) : *strides};
     return true;
+  }
+
+  // The domain without its reduced axes: the shape of a keepdims=0 reduction's result.
+  Shape dropped_shape() const {
+    Shape kept;
+    for (size_t a = 0; a < space_.domain.size(); ++a) {
+      if (!is_reduced_axis(a)) kept.push_back(space_.domain[a]);
+    }
+    return kept;
+  }
+
+  bool is_reduced_axis(size_t a) const {
+    return std::binary_search(space_.reduced_axes.begin(), space_.reduced_axes.end(), static_cast<int64_t>(a));
+  }
+
+  // Strides over dropped_shape()'s axes as strides over the domain's (0 along reduced axes).
+  std::vector<Dim> spread_over_kept_axes(const std::vector<Dim>& kept) const {
+    std::vector<Dim> strides(space_.domain.size(), Dim(0));
+    size_t k = 0;
+    for (size_t a = 0; a < space_.domain.size(); ++a) {
+      if (!is_reduced_axis(a)) strides[a] = kept[k++];
+    }
+    return strides;
   }
 
   bool place_output(const Value* v, const Node& node) {
@@ -439,6 +465,10 @@ class Deriver {
     }
     if (!space_.reduced_axes.empty() && v->shape == space_.reduced_shape()) {
       space_.access[v] = {Level::Reduced, *broadcast_strides(v->shape, space_.domain)};
+      return true;
+    }
+    if (!space_.reduced_axes.empty() && v->shape == dropped_shape()) {
+      space_.access[v] = {Level::Reduced, spread_over_kept_axes(contiguous_strides(v->shape))};
       return true;
     }
     return reject(fmt::format("{}: output '{}' {} is neither the kernel domain {} nor its reduced shape",
@@ -467,20 +497,8 @@ class Deriver {
       space_.access[out] = {Level::Reduced, *broadcast_strides(out->shape, space_.domain)};
       return true;
     }
-    // keepdims=0: the output drops the reduced axes; it may leave the kernel but not feed it.
-    for (const Node* user : out->users) {
-      if (members_.count(const_cast<Node*>(user))) {
-        return reject(fmt::format("{}: keepdims=0 output is used inside the group", n.describe()));
-      }
-    }
-    std::vector<Dim> strides(space_.domain.size(), Dim(0));
-    Dim stride = 1;
-    for (size_t a = space_.domain.size(); a-- > 0;) {
-      if (std::binary_search(space_.reduced_axes.begin(), space_.reduced_axes.end(), static_cast<int64_t>(a))) continue;
-      strides[a] = stride;
-      stride = stride * space_.domain[a];
-    }
-    space_.access[out] = {Level::Reduced, strides};
+    // keepdims=0: the output drops the reduced axes (row-level ops may follow it in that shape).
+    space_.access[out] = {Level::Reduced, spread_over_kept_axes(contiguous_strides(dropped_shape()))};
     return true;
   }
 

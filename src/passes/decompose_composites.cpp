@@ -218,11 +218,20 @@ std::vector<Value*> expand_norm_reduction(Graph& graph, const Node& n) {
   if (n.op == "ReduceLogSum") y = e.op("Log", {reduce("ReduceSum", xf)});
   if (n.op == "ReduceLogSumExp") {
     // Shifted by the maximum so that exp cannot overflow; an infinite maximum shifts by 0, as
-    // the reference kernel does (a row of -inf gives -inf, not NaN).
-    if (n.attr_int("keepdims", 1) == 0) return {};
-    Value* m = reduce("ReduceMax", xf);
-    m = e.op("Where", {e.op("IsInf", {m}), e.scalar(0.0, DType::f32), m});
-    y = e.op("Add", {e.op("Log", {reduce("ReduceSum", e.op("Exp", {e.op("Sub", {xf, m})}))}), m});
+    // the reference kernel does (a row of -inf gives -inf, not NaN). The shift needs the maximum
+    // with the reduced axes kept; without keepdims the result adds it again without them (one
+    // more maximum in the same kernel, where a Squeeze would need the axes resolved here).
+    auto finite_max = [&](int64_t keepdims) {
+      std::vector<Value*> inputs = {xf};
+      if (n.has_input(1)) inputs.push_back(n.input(1));
+      AttributeMap attrs = n.attrs;
+      attrs["keepdims"] = keepdims;
+      Value* m = e.op("ReduceMax", inputs, attrs);
+      return e.op("Where", {e.op("IsInf", {m}), e.scalar(0.0, DType::f32), m});
+    };
+    Value* shift = finite_max(1);
+    Value* sum = reduce("ReduceSum", e.op("Exp", {e.op("Sub", {xf, shift})}));
+    y = e.op("Add", {e.op("Log", {sum}), n.attr_int("keepdims", 1) == 1 ? shift : finite_max(0)});
   }
   return y ? std::vector<Value*>{e.cast(y, x->dtype)} : std::vector<Value*>{};
 }

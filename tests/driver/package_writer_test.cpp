@@ -7,6 +7,8 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "build/build_test_support.h"
@@ -299,7 +301,10 @@ TEST(PackageWriter, IfBranchesBecomePackagesAndTheUntakenOneIsUnmeasured) {
   exe.save_package(dir.file("branchy.tfx"));
 
   const nlohmann::json outer = read_json(dir.file("branchy.tfx/manifest.json"));
-  const nlohmann::json& branches = outer.at("steps").at(2).at("branches");
+  const nlohmann::json& steps = outer.at("steps");
+  const auto branch_step = std::find_if(steps.begin(), steps.end(), [](const auto& step) { return step.contains("branches"); });
+  ASSERT_NE(branch_step, steps.end());
+  const nlohmann::json& branches = branch_step->at("branches");
   auto unmeasured = [&](const std::string& relative) {
     bool any = false;
     const nlohmann::json manifest = read_json(fs::path(dir.file("branchy.tfx")) / relative / "manifest.json");

@@ -142,15 +142,17 @@ std::vector<Case> cases() {
     c.push_back({op, [op](Graph& g, auto& in) { g.add_output(one_op(g, op, {input(g, in, "x", filled({2, 3, 5, 7}))})); }, 1});
   }
   for (const char* op : {"ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"}) {
-    c.push_back({op, [op](Graph& g, auto& in) {
-                   Tensor x = std::string(op) == "ReduceLogSum" ? positive({4, 37}) : filled({4, 37});
-                   if (std::string(op) == "ReduceLogSumExp") {
-                     for (int64_t j = 0; j < 37; ++j) x.set_f64(37 + j, -INFINITY);  // a row of -inf gives -inf
-                     x.set_f64(2 * 37 + 5, 1000.0);  // exp(1000) overflows unless shifted
-                   }
-                   g.add_output(one_op(g, op, {input(g, in, "x", x)},
-                                       {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}}));
-                 }, 1});
+    for (int64_t keepdims : {1, 0}) {
+      c.push_back({std::string(op) + (keepdims ? "" : "DroppingAxes"), [op, keepdims](Graph& g, auto& in) {
+                     Tensor x = std::string(op) == "ReduceLogSum" ? positive({4, 37}) : filled({4, 37});
+                     if (std::string(op) == "ReduceLogSumExp") {
+                       for (int64_t j = 0; j < 37; ++j) x.set_f64(37 + j, -INFINITY);  // a row of -inf gives -inf
+                       x.set_f64(2 * 37 + 5, 1000.0);  // exp(1000) overflows unless shifted
+                     }
+                     g.add_output(one_op(g, op, {input(g, in, "x", x)},
+                                         {{"axes", std::vector<int64_t>{1}}, {"keepdims", keepdims}}));
+                   }, 1});
+    }
   }
   c.push_back({"PRelu", [](Graph& g, auto& in) {
                  g.add_output(one_op(g, "PRelu", {input(g, in, "x", filled({4, 37})), g.add_constant("slope", filled({37}, 3))}));

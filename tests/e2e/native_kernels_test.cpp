@@ -123,7 +123,9 @@ std::vector<GraphCase> cases() {
                          Value* l = b.op("Log", {b.op("Add", {b.op("Abs", {x}), b.constant(DType::f64, 1.0)})});
                          Value* r = b.op("Round", {b.op("Mul", {b.op("Sqrt", {e}), b.constant(DType::f64, 3.0)})});
                          Value* m = b.op("Mod", {x, b.constant(DType::f64, 0.7)}, {{"fmod", int64_t{1}}});
-                         return {s, l, r, m, b.op("Floor", {x}), b.op("Erf", {x}), b.op("Div", {e, x})};
+                         Value* p = b.op("Add", {b.op("Pow", {x, b.constant(DType::f64, 2.0)}),
+                                                 b.op("Pow", {b.op("Abs", {x}), b.constant(DType::f32, 0.3f)})});
+                         return {s, l, r, m, b.op("Floor", {x}), b.op("Erf", {x}), b.op("Div", {e, x}), p};
                        },
                        1));
   return c;
