@@ -56,8 +56,8 @@ class LibraryCall {
 // True if `node` runs as a library call (MatMul/Gemm/Conv on f32, f16 or bf16, f32 ConvTranspose with a constant
 // weight, 1-D and 2-D f32
 // MaxPool without indices and AveragePool, Split, Concat, Tile, Pad, Slice, Expand, Gather,
-// GatherND, GatherElements, Cast, f32 ArgMax/ArgMin, CumSum, f32 Resize of the last two axes and
-// Add/Sub/Mul/Div); other ops and dtypes run on the host (reference) kernels. Asked only of
+// GatherND, GatherElements, Cast, f32 ArgMax/ArgMin, CumSum, f32 Resize of the last two axes,
+// integer and f64 ReduceSum/Mean/Max/Min/Prod over one run of axes, and Add/Sub/Mul/Div); other ops and dtypes run on the host (reference) kernels. Asked only of
 // steps the planner left outside its kernels.
 bool library_call_supports(const Node& node);
 
