@@ -73,7 +73,7 @@ struct Placement {
     std::vector<PlanStep*> writers;
     for (const Value* in : concat.inputs) {
       PlanStep* writer = in != nullptr && is_static(in->shape) ? sole_writer(in, concat) : nullptr;
-      if (writer == nullptr || std::find(writers.begin(), writers.end(), writer) != writers.end()) return false;
+      if (writer == nullptr) return false;
       writers.push_back(writer);
     }
     const std::vector<Dim> strides = contiguous_strides(out->shape);

@@ -5,7 +5,8 @@
 //     library call then lives at its block (the step runner places it there), and its producer
 //     writes it as it always did. `torch.cat([a.sigmoid(), b * 2]).relu() + 1`: four steps -> 3.
 //   - strided parts: on an inner axis (torch.cat on the last dim), each input is written by a
-//     generated kernel that has no other reader for it; that kernel then stores its part straight
+//     generated kernel that has no other reader for it (one kernel may write several parts, each
+//     through an access of its own); that kernel then stores its part straight
 //     into the result, at the result's strides from the part's offset (its output access). The
 //     input's bytes are the whole result's: it is never a tensor of its own.
 // A Concat whose inputs are a run of consecutive blocks of another Concat in place is then a view

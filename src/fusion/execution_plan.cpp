@@ -26,6 +26,7 @@
 #include "passes/repeated_kv_as_broadcast.h"
 #include "passes/rotate_half_as_reversal.h"
 #include "passes/split_as_slices.h"
+#include "passes/pointwise_through_concat.h"
 #include "passes/tile_as_expand.h"
 
 namespace tilefuse::fusion {
@@ -52,7 +53,10 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
     passes::rotate_half_as_reversal(planned.graph);
   }
   passes::decompose_composites(planned.graph);
-  if (fuse) passes::split_long_reductions(planned.graph);  // after decomposition: its reductions too
+  if (fuse) {
+    passes::split_long_reductions(planned.graph);  // after decomposition: its reductions too
+    passes::pointwise_through_concat(planned.graph);  // after decomposition: its pointwise ops too
+  }
   PlannerOptions options;
   options.fuse = fuse;
   planned.plan = plan_fusion(planned.graph, passes::PatternRegistry::with_builtins(), options);

@@ -2,10 +2,11 @@
 // SuperKernel region with every step split (the parts of one result are written by different
 // steps at once): rows of kernel results, channels of convolutions at batch 1, unequal parts,
 // a result and a part that are graph outputs, a part read again later, a Concat of a Concat
-// (both in place: the inner result is a block of the outer), a Concat that must stay a copy,
-// strided parts stored by their kernels at the result's strides, and DenseNet blocks (each
-// layer's Concat a run of the block's last one, parts written by pools run as host steps), and a
-// U-Net level (a ConvTranspose's upsampled map and the encoder's skip features in one Concat).
+// (both in place: the inner result is a block of the outer), a graph input among the parts,
+// strided parts stored by their kernels at the result's strides (two by one kernel), DenseNet
+// blocks (each layer's Concat a run of the block's last one, parts written by pools run as host
+// steps), and a U-Net level (a ConvTranspose's upsampled map and the encoder's skip features in
+// one Concat).
 #include <gtest/gtest.h>
 
 #include "e2e/fused_vs_reference.h"
@@ -102,8 +103,12 @@ std::vector<Case> cases() {
     Value* inner = cat(g, {node(g, "Exp", {x}), node(g, "Neg", {x})}, 0);
     return std::vector<Value*>{node(g, "Sin", {cat(g, {inner, node(g, "Cos", {x})}, 0)})};
   }));
-  out.push_back(on_input("graph_input_among_the_parts_stays_a_copy", filled({3, 4, 5}, 10), [](Graph& g, Value* x) {
+  out.push_back(on_input("graph_input_among_the_parts", filled({3, 4, 5}, 10), [](Graph& g, Value* x) {
     return std::vector<Value*>{node(g, "Sqrt", {node(g, "Abs", {cat(g, {node(g, "Exp", {x}), x}, 1)})})};
+  }));
+  // Both parts from one kernel (siblings reading x), each stored through its own access.
+  out.push_back(on_input("one_kernel_two_strided_parts", filled({16, 40}, 25), [](Graph& g, Value* x) {
+    return std::vector<Value*>{node(g, "Mul", {cat(g, {node(g, "Exp", {x}), node(g, "Neg", {x})}, -1), scalar(g, 2.0f)})};
   }));
   // Strided parts: each kernel stores its part at the result's strides (a last axis, a middle
   // one with a tail of 1, three parts, and a part that is a column reduction's input too).
