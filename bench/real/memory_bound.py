@@ -43,10 +43,10 @@ MEMORY_BOUND = [
     pattern("shared_column_stats", lambda m, x: (x - x.mean(1, keepdim=True)) / (x.std(1, keepdim=True) + 1e-3), COLS),
     pattern("two_branches", lambda m, x: x.sigmoid() * x.relu().sum(-1, keepdim=True), X),
     # Views between ops.
-    pattern("reshape_between", lambda m, x: torch.relu(x * 2).reshape(B, -1, 256).softmax(-1), X),
+    pattern("reshape_between", lambda m, x: torch.relu(x * 2).reshape(x.shape[0], -1, 256).softmax(-1), X),
     pattern("transpose_between", lambda m, x: (x.transpose(1, 2) + 1).sigmoid().sum(1), X),
     pattern("permute_materialised", lambda m, x: x.permute(0, 2, 1).contiguous() * 3, X),
-    pattern("split_heads", lambda m, x: (x.reshape(B, S, 8, 64).transpose(1, 2) * 0.125 + 1).tanh(), X),
+    pattern("split_heads", lambda m, x: (x.reshape(x.shape[0], S, 8, 64).transpose(1, 2) * 0.125 + 1).tanh(), X),
     pattern("geglu_chunk", lambda m, x: (lambda a, b: a * F.gelu(b))(*x.chunk(2, -1)), X),
     pattern("slices_with_steps", lambda m, x: x[:, 1::2, ::2] * x[:, ::2, 1::2].exp(), X),
     pattern("cat_last", lambda m, x: torch.cat([x, x.exp()], -1) * 2, X),

@@ -38,6 +38,9 @@ class Tensor {
   static Tensor scalar_f32(float v);
 
   bool defined() const { return storage_ != nullptr; }
+  // Whether this tensor owns its memory and no copy or reshape of it is alive: writing into it
+  // then changes nothing anyone else can see. False for views (they own nothing).
+  bool sole_owner() const { return storage_.use_count() == 1; }
   DType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }

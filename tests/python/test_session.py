@@ -71,6 +71,23 @@ def test_contiguous_inputs_are_read_in_place_and_others_converted_once():
     assert sess.counters()["inputs_converted"] == 1
 
 
+def test_a_released_output_is_written_again_and_a_held_one_never():
+    sess = session("mlp_block")
+    x = read_arrays("mlp_block", "inputs")["x"]
+    first = sess.run(None, {"x": x})[0]
+    held = first.copy()
+    second = sess.run(None, {"x": x * 2})[0]  # `first` is still held: a new array
+    assert second.ctypes.data != first.ctypes.data
+    np.testing.assert_array_equal(first, held)  # and untouched
+    address = second.ctypes.data
+    del second  # released: the next run writes into its memory (had it been freed, this takes it)
+    blocker = np.empty_like(held)
+    third = sess.run(None, {"x": x})[0]
+    assert blocker.ctypes.data != address
+    assert third.ctypes.data == address
+    np.testing.assert_array_equal(third, held)
+
+
 def test_misaligned_input_is_read_in_place_and_correct():
     sess = session("mlp_block")
     x = read_arrays("mlp_block", "inputs")["x"]
