@@ -27,6 +27,7 @@
 #include "passes/rotate_half_as_reversal.h"
 #include "passes/split_as_slices.h"
 #include "passes/pointwise_through_concat.h"
+#include "passes/reduce_in_source_layout.h"
 #include "passes/tile_as_expand.h"
 
 namespace tilefuse::fusion {
@@ -54,6 +55,7 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
   }
   passes::decompose_composites(planned.graph);
   if (fuse) {
+    passes::reduce_in_source_layout(planned.graph);  // after decomposition: its reductions too
     passes::split_long_reductions(planned.graph);  // after decomposition: its reductions too
     passes::pointwise_through_concat(planned.graph);  // after decomposition: its pointwise ops too
   }
