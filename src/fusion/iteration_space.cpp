@@ -412,9 +412,13 @@ class Deriver {
   // Places an input that comes from outside the group, or checks an internal one.
   bool add_operand(const Value* v, Level consumer_level, const Node& consumer) {
     if (internal(v)) {
-      Level produced = space_.access.at(v).level;
-      if (produced == Level::Full && consumer_level == Level::Reduced) {
+      const TensorAccess& produced = space_.access.at(v);
+      if (produced.level == Level::Full && consumer_level == Level::Reduced) {
         return reject(fmt::format("{} uses full-size '{}' at row level", consumer.describe(), v->name));
+      }
+      if (!reads_as_broadcast(v, produced, consumer, consumer_level)) {
+        return reject(fmt::format("{} broadcasts '{}' {} along other axes than its row's", consumer.describe(), v->name,
+                                  shape_to_string(v->shape)));
       }
       return true;
     }
@@ -433,6 +437,16 @@ class Deriver {
     }
     space_.access[v] = {consumer_level, dropped ? spread_over_kept_axes(*strides) : *strides};
     return true;
+  }
+
+  // Whether numpy's broadcasting of a computed row value `v` to what `consumer` makes reads it
+  // where the kernel holds it. A result without the reduced axes (keepdims=0) is aligned from the
+  // last axis: x[i, j] + sum(x, axis=1)[j] reads the sum of row j, not of row i, unless the
+  // consumer's result drops the same axes (then both are the dropped shape).
+  bool reads_as_broadcast(const Value* v, const TensorAccess& produced, const Node& consumer, Level consumer_level) const {
+    if (v->shape.size() == space_.domain.size() || consumer.outputs[0]->shape == dropped_shape()) return true;
+    const auto as_read = broadcast_strides(v->shape, consumer_level == Level::Full ? space_.domain : space_.reduced_shape());
+    return as_read && *as_read == produced.strides;
   }
 
   // The domain without its reduced axes: the shape of a keepdims=0 reduction's result.

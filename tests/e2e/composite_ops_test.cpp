@@ -154,6 +154,17 @@ std::vector<Case> cases() {
                    }, 1});
     }
   }
+  // A keepdims=0 result read by a full-size op broadcasts along the last axis (numpy's rule), not
+  // along the reduced one: y[i, j] = x[i, j] + sum_k x[j, k]. Read as the row value it is, the
+  // sum would be x[i]'s own.
+  c.push_back({"DroppedAxesResultBroadcastAsNumpyDoes", [](Graph& g, auto& in) {
+                 Value* x = input(g, in, "x", filled({6, 6}));
+                 Value* s = g.add_node("ReduceSum", "sum", {x, g.add_constant("axes", Tensor::from_vector<int64_t>(DType::i64, {1}, {1}))},
+                                       {"s"}, {{"keepdims", int64_t{0}}})->outputs[0];
+                 Value* total = g.add_node("ReduceSum", "total", {x}, {"total"}, {{"keepdims", int64_t{0}}})->outputs[0];
+                 g.add_output(g.add_node("Add", "add", {x, s}, {"y"})->outputs[0]);
+                 g.add_output(g.add_node("Sub", "sub", {x, total}, {"z"})->outputs[0]);  // a scalar: the same either way
+               }});
   c.push_back({"PRelu", [](Graph& g, auto& in) {
                  g.add_output(one_op(g, "PRelu", {input(g, in, "x", filled({4, 37})), g.add_constant("slope", filled({37}, 3))}));
                }, 1});
