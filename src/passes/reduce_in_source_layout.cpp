@@ -72,6 +72,15 @@ std::vector<int64_t> transpose_perm(const Node& transpose) {
   return perm;
 }
 
+// The Transpose that puts the source's kept axes (in ascending order, as a keepdims=0 reduction
+// leaves them) in the order `wanted`: result axis j is the position of wanted[j] among them.
+std::vector<int64_t> order_of(const std::vector<int64_t>& wanted) {
+  std::vector<int64_t> kept = wanted, perm;
+  std::sort(kept.begin(), kept.end());
+  for (int64_t axis : wanted) perm.push_back(std::lower_bound(kept.begin(), kept.end(), axis) - kept.begin());
+  return perm;
+}
+
 bool rewrite(Graph& graph, Node& reduce) {
   if (!is_plain_reduction(reduce) || reduce.outputs.size() != 1) return false;
   const auto axes = reduced_axes(reduce);
@@ -116,15 +125,7 @@ bool rewrite(Graph& graph, Node& reduce) {
     replace_value(graph, out, "Reshape", reduce.name, {reduced, int_constant(graph, reduce.name + "_shape", static_dims(out->shape))});
     return true;
   }
-  std::vector<int64_t> back;  // the Transpose from the reduced source's axes to the graph's
-  if (keepdims) {
-    back = perm;
-  } else {
-    std::vector<int64_t> kept = wanted;
-    std::sort(kept.begin(), kept.end());
-    for (int64_t axis : wanted) back.push_back(std::lower_bound(kept.begin(), kept.end(), axis) - kept.begin());
-  }
-  replace_value(graph, out, "Transpose", reduce.name, {reduced}, {{"perm", back}});
+  replace_value(graph, out, "Transpose", reduce.name, {reduced}, {{"perm", keepdims ? perm : order_of(wanted)}});
   return true;
 }
 
