@@ -56,7 +56,7 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
   passes::decompose_composites(planned.graph);
   if (fuse) {
     passes::reduce_in_source_layout(planned.graph);  // after decomposition: its reductions too
-    passes::split_long_reductions(planned.graph);  // after decomposition: its reductions too
+    passes::split_long_reductions(planned.graph);  // after the reductions took their source's layout
     passes::pointwise_through_concat(planned.graph);  // after decomposition: its pointwise ops too
   }
   PlannerOptions options;
