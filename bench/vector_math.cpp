@@ -3,7 +3,7 @@
 // on inputs in L1 so that only compute is measured. Built like a generated kernel, by hand:
 //   g++ -std=c++20 -O3 -march=native -Isrc -Iinclude bench/vector_math.cpp -o build/vector_math
 // Prints ns of thread CPU time per vector (kLanes floats) for each function, old and new, and
-// their ratio. With SLEEF (Debian's libsleef-dev) on an AVX-512 machine, a second table sets
+// their ratio. With SLEEF (Debian's libsleef-dev) on an AVX2 or AVX-512 machine, a second table sets
 // tilefuse's functions against SLEEF's 1.0-ulp (u10) and 3.5-ulp (u35) vector functions:
 //   g++ -std=c++20 -O3 -march=native -Isrc -Iinclude -DTF_WITH_SLEEF bench/vector_math.cpp -lsleef -o build/vector_math
 #include <time.h>
@@ -18,6 +18,14 @@
 #include "codegen/support/tilefuse_kernel.h"
 #if defined(TF_WITH_SLEEF)
 #include <sleef.h>
+// SLEEF's function for one vector of this build: Sleef_expf16_u10 on AVX-512, Sleef_expf8_u10 on AVX2.
+#if defined(__AVX512F__)
+#define SLEEF_F(fn, bound) Sleef_##fn##f16_##bound
+#elif defined(__AVX2__)
+#define SLEEF_F(fn, bound) Sleef_##fn##f8_##bound
+#else
+#error "the SLEEF comparison needs AVX2 or AVX-512"
+#endif
 #endif
 
 namespace {
@@ -111,8 +119,7 @@ int main() {
                  [](VF v) { return tf::sigmoid(v); });
   };
   report("chain", unit, old_chain, new_chain);
-#if defined(TF_WITH_SLEEF) && defined(__AVX512F__)
-  static_assert(sizeof(VF) == 64, "SLEEF's f16 functions take one AVX-512 vector");
+#if defined(TF_WITH_SLEEF)
   std::printf("\n%-11s %9s %10s %10s\n", "function", "tilefuse", "sleef u10", "sleef u35");
   auto versus = [](const char* name, const std::vector<float>& xs, auto own, auto u10, auto u35) {
     std::printf("%-11s %9.2f %10.2f %10s\n", name, ns_per_vector(xs, own), ns_per_vector(xs, u10),
@@ -120,15 +127,15 @@ int main() {
   };
   using Fn = VF (*)(VF);
   const std::optional<Fn> none;
-  versus("exp", wide, [](VF x) { return tf::exp(x); }, [](VF x) { return VF(Sleef_expf16_u10(x)); }, none);
-  versus("log", positive, [](VF x) { return tf::log(x); }, [](VF x) { return VF(Sleef_logf16_u10(x)); },
-         std::optional<Fn>([](VF x) { return VF(Sleef_logf16_u35(x)); }));
-  versus("tanh", unit, [](VF x) { return tf::tanh(x); }, [](VF x) { return VF(Sleef_tanhf16_u10(x)); },
-         std::optional<Fn>([](VF x) { return VF(Sleef_tanhf16_u35(x)); }));
-  versus("tanh wide", gelu, [](VF x) { return tf::tanh(x); }, [](VF x) { return VF(Sleef_tanhf16_u10(x)); },
-         std::optional<Fn>([](VF x) { return VF(Sleef_tanhf16_u35(x)); }));
-  versus("erf", gelu, [](VF x) { return tf::erf(x); }, [](VF x) { return VF(Sleef_erff16_u10(x)); }, none);
+  versus("exp", wide, [](VF x) { return tf::exp(x); }, [](VF x) { return VF(SLEEF_F(exp, u10)(x)); }, none);
+  versus("log", positive, [](VF x) { return tf::log(x); }, [](VF x) { return VF(SLEEF_F(log, u10)(x)); },
+         std::optional<Fn>([](VF x) { return VF(SLEEF_F(log, u35)(x)); }));
+  versus("tanh", unit, [](VF x) { return tf::tanh(x); }, [](VF x) { return VF(SLEEF_F(tanh, u10)(x)); },
+         std::optional<Fn>([](VF x) { return VF(SLEEF_F(tanh, u35)(x)); }));
+  versus("tanh wide", gelu, [](VF x) { return tf::tanh(x); }, [](VF x) { return VF(SLEEF_F(tanh, u10)(x)); },
+         std::optional<Fn>([](VF x) { return VF(SLEEF_F(tanh, u35)(x)); }));
+  versus("erf", gelu, [](VF x) { return tf::erf(x); }, [](VF x) { return VF(SLEEF_F(erf, u10)(x)); }, none);
   versus("sigmoid", wide, [](VF x) { return tf::sigmoid(x); },
-         [](VF x) { return VF(1.0f) / (VF(1.0f) + VF(Sleef_expf16_u10(-x))); }, none);
+         [](VF x) { return VF(1.0f) / (VF(1.0f) + VF(SLEEF_F(exp, u10)(-x))); }, none);
 #endif
 }

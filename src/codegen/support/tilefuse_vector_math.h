@@ -214,18 +214,35 @@ template <typename V, typename... C> TF_INLINE V horner(V x, float c0, C... rest
   return p;
 }
 
-// e^x for x in [-104, 89] or NaN. Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2; e^r by
-// Cephes' expf polynomial; 2^n applied with one rounding.
+// e^r for |r| <= ln2/2 (and NaN): Cephes' expf polynomial.
+template <typename V> TF_INLINE V exp_of_reduced(V r) {
+  const V p = horner(r, 1.381461276e-03f, 8.368710056e-03f, 4.166838899e-02f, 1.666652113e-01f, 4.999999404e-01f);
+  return fmadd(p, r * r, r) + V(1.0f);
+}
+
+// r = x - n ln2 by Cody-Waite: ln2's high part has trailing zeros, so n times it is exact.
+template <typename V> TF_INLINE V reduce_by_ln2(V x, V n) {
+  return fmadd(n, V(2.12194440e-4f), fmadd(n, V(-0.693359375f), x));
+}
+
+// e^x for x in [-104, 89] or NaN: x = n ln2 + r, |r| <= ln2/2; 2^n applied with one rounding,
+// so subnormal results and overflow to inf come out right.
 template <typename V> TF_INLINE V exp_in_range(V x) {
   // Adding 1.5 * 2^23 rounds x log2(e) to an integer n, left in t's low mantissa bits too.
   const V t = fmadd(x, V(1.44269504088896341f), V(0x1.8p23f));
   const V n = t - V(0x1.8p23f);
-  V r = fmadd(n, V(-0.693359375f), x);  // ln2's high part has trailing zeros: n * it is exact
-  r = fmadd(n, V(2.12194440e-4f), r);
-  const V p = horner(r, 1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
-                        1.6666665459e-1f, 5.0000001201e-1f);
-  const V y = fmadd(p, r * r, r) + V(1.0f);
-  return scale_by_pow2(y, n, t);
+  return scale_by_pow2(exp_of_reduced(reduce_by_ln2(x, n)), n, t);
+}
+
+// e^x for x in [-87.34, kNormalExpTo] (n in [-126, 127], so 2^n is a normal float) or NaN: as
+// exp_in_range, but 2^n is one shift of t, whose low bits hold n + 127, and one product. Without
+// AVX-512's vscalefps this is a third of the scaling's instructions (bench/vector_math.cpp).
+constexpr float kNormalExpTo = 88.37626f;  // x log2(e) rounds to 127 at most
+template <typename V> TF_INLINE V exp_normal(V x) {
+  constexpr float kRounder = 0x1.8p23f + 127.0f;
+  const V t = fmadd(x, V(1.44269504088896341f), V(kRounder));
+  const V n = t - V(kRounder);
+  return exp_of_reduced(reduce_by_ln2(x, n)) * from_bits(as_bits(t) << 23);
 }
 
 }  // namespace vmath
@@ -234,15 +251,22 @@ template <typename V> TF_INLINE V exp_in_range(V x) {
 // subnormal or underflows to 0 takes a microcode assist (~100 cycles) while FTZ is off, and a
 // masked softmax exponentiates -inf in most vectors. So those lanes are set to 0 by a select,
 // and only a vector that has a lane with a subnormal result (x in [-104, -87.34), rare in
-// practice) computes it, exactly, on a second pass.
+// practice) computes it, exactly, on a second pass; so does one with a lane above kCommonTo.
 template <FloatLanes V> TF_INLINE V exp(V x) {
   using namespace vmath;
   constexpr float kNormalFrom = -87.33654f;  // e^x >= FLT_MIN from here on
-  V r = exp_in_range(at_most(at_least(x, kNormalFrom), 89.0f));  // e^89 overflows to inf
+#if defined(__AVX512F__)
+  constexpr float kCommonTo = 89.0f;  // vscalefps scales to inf in one instruction (e^89 overflows)
+  const V r0 = exp_in_range(at_most(at_least(x, kNormalFrom), kCommonTo));
+#else
+  constexpr float kCommonTo = kNormalExpTo;
+  const V r0 = exp_normal(at_most(at_least(x, kNormalFrom), kCommonTo));
+#endif
   const auto tiny = x < V(kNormalFrom);
-  r = pick(tiny, V(0.0f), r);
-  const auto subnormal = tiny && x >= V(-104.0f);  // e^x rounds to 0 below -103.97
-  if (any_lane(subnormal)) r = pick(subnormal, exp_in_range(at_least(x, -104.0f)), r);
+  V r = pick(tiny, V(0.0f), r0);
+  // e^x rounds to 0 below -103.97; above kCommonTo it is a large normal float or inf.
+  const auto rare = (tiny && x >= V(-104.0f)) || x > V(kCommonTo);
+  if (any_lane(rare)) r = pick(rare, exp_in_range(at_most(at_least(x, -104.0f), 89.0f)), r);
   return r;
 }
 
