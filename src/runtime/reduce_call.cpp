@@ -70,14 +70,40 @@ void fold_columns(const T* x, T* y, const Block& b, int64_t o, int64_t i0, int64
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(finish<fold>(acc[i], b.reduced));
 }
 
+// A row folded in order, as the reference folds it: floating-point sums round at each step.
+template <Fold fold, typename A, typename T>
+A fold_in_order(const T* row, int64_t n) {
+  A acc = initial<A>(fold);
+  for (int64_t r = 0; r < n; ++r) acc = combine<fold>(acc, static_cast<A>(row[r]));
+  return acc;
+}
+
+// A row of integers folded as kWays interleaved partial folds, then those folded together.
+// Wrapping add and multiply, max and min are associative and commutative on integers, so this
+// is bit for bit the in-order result; the partial folds are independent chains, where the
+// in-order loop waits a full add on every element.
+template <Fold fold, typename A, typename T>
+A fold_interleaved(const T* row, int64_t n) {
+  constexpr int64_t kWays = 8;
+  std::array<A, kWays> part;
+  part.fill(initial<A>(fold));
+  int64_t r = 0;
+  for (; r + kWays <= n; r += kWays) {
+    for (int64_t k = 0; k < kWays; ++k) part[k] = combine<fold>(part[k], static_cast<A>(row[r + k]));
+  }
+  for (; r < n; ++r) part[0] = combine<fold>(part[0], static_cast<A>(row[r]));
+  A acc = part[0];
+  for (int64_t k = 1; k < kWays; ++k) acc = combine<fold>(acc, part[k]);
+  return acc;
+}
+
 // One output element per row: x's rows are contiguous.
 template <Fold fold, typename T>
 void fold_rows(const T* x, T* y, const Block& b, int64_t o0, int64_t o1) {
   using A = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
   for (int64_t o = o0; o < o1; ++o) {
     const T* row = x + o * b.reduced;
-    A acc = initial<A>(fold);
-    for (int64_t r = 0; r < b.reduced; ++r) acc = combine<fold>(acc, static_cast<A>(row[r]));
+    const A acc = std::is_integral_v<A> ? fold_interleaved<fold, A>(row, b.reduced) : fold_in_order<fold, A>(row, b.reduced);
     y[o] = static_cast<T>(finish<fold>(acc, b.reduced));
   }
 }
