@@ -38,22 +38,24 @@ bool varies_with_outer(const fusion::LoopNest& nest, const Value* v) {
                      [&](const fusion::LoopAxis& a) { return !(a.strides.at(v) == Dim(0)); });
 }
 
-// Passes over a row: one more than the longest chain of dependent reductions.
+// Passes over a row, counted as the code generator schedules them (codegen/kernel_schedule.cpp):
+// a reduction runs in the pass after the reductions it depends on, and so does a full-size op.
+// A row-level op after a reduction (the mean's division, `sum + mean`) runs between passes and
+// adds none: a lone row sum is one pass, sigmoid(x) * sum(x) two.
 int count_passes(const fusion::FusedKernel& k) {
-  std::map<const Value*, int> depth;
+  std::map<const Value*, int> reductions_before;  // reductions a value depends on, in a chain
   int passes = 1;
   for (const Node* n : k.nodes) {
     int d = 0;
     for (const Value* in : n->inputs) {
-      if (in != nullptr && depth.count(in)) d = std::max(d, depth.at(in));
+      if (in != nullptr && reductions_before.count(in)) d = std::max(d, reductions_before.at(in));
     }
-    if (n->def().has(kReduction)) ++d;
-    for (const Value* out : n->outputs) depth[out] = d;
-    passes = std::max(passes, d + 1);
+    const bool reduction = n->def().has(kReduction);
+    if (reduction || k.space.access.at(n->outputs[0]).level == fusion::Level::Full) passes = std::max(passes, d + 1);
+    for (const Value* out : n->outputs) reductions_before[out] = reduction ? d + 1 : d;
   }
   return passes;
 }
-
 }  // namespace
 
 KernelProfile profile_kernel(const fusion::FusedKernel& kernel, const SymbolBindings& bindings) {
