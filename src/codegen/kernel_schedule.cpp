@@ -50,7 +50,7 @@ class Scheduler {
     s_.kernel = &kernel;
     s_.tiling = tiling;
     s_.jit = variant == KernelVariant::Jit;
-    s_.nest = fusion::build_loop_nest(kernel.space);
+    s_.nest = fusion::build_loop_nest(kernel.space, kernel.inputs);
     s_.columns = s_.nest.columns;
     s_.native = fusion::has_native_values(kernel.space);
   }

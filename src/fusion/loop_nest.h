@@ -39,6 +39,8 @@ struct LoopNest {
   bool walks_across_rows(const std::vector<Value*>& loads) const;
 };
 
-LoopNest build_loop_nest(const IterationSpace& space);
+// `loads`: the kernel's inputs (FusedKernel::inputs); an elementwise kernel numbers its units in
+// the order of the largest one (loop_nest.cpp: number_units_in_input_order).
+LoopNest build_loop_nest(const IterationSpace& space, const std::vector<Value*>& loads);
 
 }  // namespace tilefuse::fusion

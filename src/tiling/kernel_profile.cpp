@@ -59,7 +59,7 @@ int count_passes(const fusion::FusedKernel& k) {
 }  // namespace
 
 KernelProfile profile_kernel(const fusion::FusedKernel& kernel, const SymbolBindings& bindings) {
-  const fusion::LoopNest nest = fusion::build_loop_nest(kernel.space);
+  const fusion::LoopNest nest = fusion::build_loop_nest(kernel.space, kernel.inputs);
   KernelProfile p;
   p.outer = std::max<int64_t>(1, nest.outer_count().evaluate(bindings));
   p.inner = std::max<int64_t>(1, nest.inner_count().evaluate(bindings));

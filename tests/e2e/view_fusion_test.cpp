@@ -180,6 +180,15 @@ std::vector<Case> cases() {
     Value* heads = node(g, "Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
     return std::vector<Value*>{rotary(g, heads, 32)};
   }, 1));
+  // Heads split off the rows of the largest input: the kernel numbers its units in that input's
+  // order (fusion/loop_nest.cpp), and still reads a smaller input and writes two outputs in the
+  // domain's order; rows of 40 end in a scalar tail on every ISA.
+  out.push_back(on_input("split_heads_units_in_input_order", filled({2, 12, 4, 40}, 34), [](Graph& g, Value* x) {
+    Value* heads = node(g, "Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+    Value* scaled = node(g, "Mul", {heads, g.add_constant("scale", Tensor::scalar_f32(0.125f))});
+    Value* t = node(g, "Tanh", {node(g, "Add", {scaled, g.add_constant("position", filled({4, 12, 40}, 35))})});
+    return std::vector<Value*>{t, node(g, "Exp", {t})};
+  }, 1));
   out.push_back({"rotary_symbolic_batch",
                  [rotary](Graph& g) {
                    Value* x = g.add_input("x", DType::f32, {Dim::symbol("N"), Dim(5), Dim(16)});
