@@ -44,7 +44,7 @@ std::string pow_expr(const ExprContext& c) {
     if (p == 1.0) return c.x[0];
     if (p == 2.0) return "(" + c.x[0] + " * " + c.x[0] + ")";
     if (p == 3.0) return "(" + c.x[0] + " * " + c.x[0] + " * " + c.x[0] + ")";
-    return c.call("sqrt", c.x[0]);
+    return c.call("pow_half", c.x[0]);
   }
   return "tf::pow(" + c.x[0] + ", " + c.x[1] + ")";
 }

@@ -21,10 +21,13 @@ CompareResult compare_tensors(const Tensor& actual, const Tensor& expected, Tole
     if (same) continue;
     double abs_err = std::fabs(a - e);
     double rel_err = e != 0 ? abs_err / std::fabs(e) : abs_err;
-    if (std::isnan(abs_err)) abs_err = rel_err = INFINITY;
+    // An infinity or NaN on either side that the other does not share is a mismatch whatever
+    // the tolerance: rtol * |inf| would otherwise accept NaN or a finite value for an expected inf.
+    const bool non_finite = !std::isfinite(a) || !std::isfinite(e);
+    if (non_finite) abs_err = rel_err = INFINITY;
     r.max_abs_error = std::max(r.max_abs_error, abs_err);
     r.max_rel_error = std::max(r.max_rel_error, rel_err);
-    if (!(abs_err <= tol.atol + tol.rtol * std::fabs(e))) {
+    if (non_finite || !(abs_err <= tol.atol + tol.rtol * std::fabs(e))) {
       ++r.mismatches;
       if (first_bad < 0) first_bad = i;
     }

@@ -2,6 +2,7 @@
 // built from comparisons (Relu and HardSigmoid once made NaN a number in the reference):
 // infinities, NaN, values where exp overflows or underflows, subnormals. Each op runs as a fused kernel (as a two-op
 // chain x * 1 -> op, so it is generated code, not a host step) against the reference.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -28,6 +29,16 @@ std::vector<float> edge_values() {
   return v;
 }
 
+// `name` applied to x: a unary op, or Pow_<p>, Pow by the constant p (kernels give 0.5, 1, 2
+// and 3 cheap forms that must keep pow's special values: (-inf)^0.5 is +inf, not sqrt's NaN).
+Value* op_on(Graph& g, const std::string& name, Value* x) {
+  if (name.rfind("Pow_", 0) != 0) return g.add_node(name, "op", {x}, {"y"})->outputs[0];
+  std::string exponent = name.substr(4);
+  std::replace(exponent.begin(), exponent.end(), '_', '.');
+  Value* p = g.add_constant("p", Tensor::scalar_f32(std::stof(exponent)));
+  return g.add_node("Pow", "op", {x, p}, {"y"})->outputs[0];
+}
+
 class ExtremeValues : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ExtremeValues, FusedKernelMatchesReference) {
@@ -37,7 +48,7 @@ TEST_P(ExtremeValues, FusedKernelMatchesReference) {
   Value* x = g.add_input("x", DType::f32, {Dim(n)});
   Value* one = g.add_constant("one", Tensor::scalar_f32(1.0f));
   Value* scaled = g.add_node("Mul", "scale", {x, one}, {"scaled"})->outputs[0];
-  Value* y = g.add_node(GetParam(), "op", {scaled}, {"y"})->outputs[0];
+  Value* y = op_on(g, GetParam(), scaled);
   g.add_output(y);
   g.infer_shapes();
 
@@ -64,7 +75,8 @@ INSTANTIATE_TEST_SUITE_P(Transcendental, ExtremeValues,
                                            "Cos", "Round", "Sign", "Selu", "Celu", "Mish", "IsNaN", "IsInf", "Relu",
                                            "LeakyRelu", "HardSigmoid", "HardSwish", "Abs", "Neg", "Clip", "Floor",
                                            "Ceil", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh",
-                                           "Asinh", "Acosh", "Atanh", "Softsign", "ThresholdedRelu", "Shrink"),
+                                           "Asinh", "Acosh", "Atanh", "Softsign", "ThresholdedRelu", "Shrink",
+                                           "Pow_0_5", "Pow_1", "Pow_2", "Pow_3", "Pow_0_3"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -440,6 +440,18 @@ inline void store_strided(bool* p, int64_t stride, const MP& m) {
 // ---- math, overloaded for float and VF ----
 // exp, log, tanh, sigmoid and erf come from tilefuse_vector_math.h.
 using xsimd::abs; using xsimd::ceil; using xsimd::floor; using xsimd::pow; using xsimd::sqrt;
+// x^y on vectors: xsimd's exp(y log|x|) with the sign of odd integer powers, and the C library's
+// pow for every vector with a lane where that formula departs from it: an infinite or NaN
+// operand ((-inf)^0.3 is +inf, 1^NaN and NaN^0 are 1, (-1)^inf is 1; xsimd gives NaN) or a zero
+// base ((-0)^-1 is -inf). Models meet these rarely; they then cost a scalar call per lane.
+inline VF pow(VF x, VF y) {
+  const VF r = xsimd::pow(x, y);
+  if (!xsimd::any(!(xsimd::isfinite(x) && xsimd::isfinite(y) && x != VF(0.0f)))) return r;
+  alignas(64) float xs[kLanes], ys[kLanes], rs[kLanes];
+  x.store_aligned(xs), y.store_aligned(ys);
+  for (int64_t k = 0; k < kLanes; ++k) rs[k] = std::pow(xs[k], ys[k]);
+  return VF::load_aligned(rs);
+}
 // Templates, so that only the functions a kernel uses are instantiated (xsimd 8.1's pow does not
 // compile for AVX-512 at -O0).
 template <int N> TF_INLINE PackF<N> abs(const PackF<N>& x) { return each([](VF v) { return xsimd::abs(v); }, x); }
@@ -447,8 +459,16 @@ template <int N> TF_INLINE PackF<N> ceil(const PackF<N>& x) { return each([](VF 
 template <int N> TF_INLINE PackF<N> floor(const PackF<N>& x) { return each([](VF v) { return xsimd::floor(v); }, x); }
 template <int N> TF_INLINE PackF<N> sqrt(const PackF<N>& x) { return each([](VF v) { return xsimd::sqrt(v); }, x); }
 template <int N> TF_INLINE PackF<N> pow(const PackF<N>& x, const PackF<N>& y) {
-  return each([](VF a, VF b) { return xsimd::pow(a, b); }, x, y);
+  return each([](VF a, VF b) { return tf::pow(a, b); }, x, y);
 }
+// x^0.5 (Pow by a constant 0.5) as pow computes it: the square root, but +inf at -inf, where
+// sqrt gives NaN, and +0 at -0, where sqrt keeps the sign (adding +0 drops it; no -ffast-math).
+inline float pow_half(float x) { return x == -std::numeric_limits<float>::infinity() ? -x : std::sqrt(x) + 0.0f; }
+inline double pow_half(double x) { return x == -std::numeric_limits<double>::infinity() ? -x : std::sqrt(x) + 0.0; }
+inline VF pow_half(VF x) {
+  return xsimd::select(x == VF(-std::numeric_limits<float>::infinity()), -x, xsimd::sqrt(x) + VF(0.0f));
+}
+template <int N> TF_INLINE PackF<N> pow_half(const PackF<N>& x) { return each([](VF v) { return pow_half(v); }, x); }
 // NaN test (ONNX IsNaN). Not `x != x`: xsimd compares vectors with ordered predicates, for
 // which NaN != NaN is false.
 inline bool isnan(float x) { return std::isnan(x); }
