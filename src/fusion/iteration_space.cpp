@@ -100,15 +100,29 @@ bool is_view_op(const Node& node) {
          node.input(0)->dtype == node.outputs[0]->dtype;
 }
 
+namespace {
+
+// A Slice's bounds and an Expand's shape are compile-time facts when they are constants, and an
+// Expand's shape also when shape inference knows its value (`x.expand_as(y)` under a symbolic
+// batch: Expand(v, Shape(y)), whose result shape is y's): the kernel reads through the index
+// map of the inferred shapes, not the operand. Other computed operands are read at run time
+// (the step then runs on the host).
+bool compile_time_operand(const Node& node, size_t i) {
+  const Value* v = node.inputs[i];
+  if (i == 0 || v == nullptr) return false;
+  if (node.op == "Slice") return v->is_constant();
+  if (node.op == "Expand") return v->is_constant() || v->sym_value.has_value();
+  return false;
+}
+
+}  // namespace
+
 std::vector<Value*> data_inputs(const Node& node) {
   bool shape_operand = is_view_op(node) || node.op.rfind("Reduce", 0) == 0;
-  // A Slice's bounds and an Expand's shape are compile-time facts when they are constants;
-  // computed ones are read at run time (the step then runs on the host).
-  bool constant_operands = node.op == "Slice" || node.op == "Expand";
   std::vector<Value*> out;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     Value* v = node.inputs[i];
-    if (v == nullptr || (i > 0 && (shape_operand || (constant_operands && v->constant)))) continue;
+    if (v == nullptr || (i > 0 && (shape_operand || compile_time_operand(node, i)))) continue;
     out.push_back(v);
   }
   return out;
@@ -139,11 +153,10 @@ bool is_kernel_op(const Node& node) {
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const Value* v = node.inputs[i];
     if (v == nullptr) continue;
-    // A reduction's axes and a Slice's bounds are not data: they must be known when the kernel
-    // is generated.
-    if ((reduction && i == 1) || ((node.op == "Slice" || node.op == "Expand") && i >= 1)) {
-      if (!v->constant) return false;
-    }
+    // A reduction's axes, a Slice's bounds and an Expand's shape are not data: they must be
+    // known when the kernel is generated.
+    if (reduction && i == 1 && !v->constant) return false;
+    if ((node.op == "Slice" || node.op == "Expand") && i >= 1 && !compile_time_operand(node, i)) return false;
   }
   if (!computes_in_lanes(node)) return !reduction && is_native_kernel_op(node);
   if (!kernel_op_types().count(node.op)) return false;

@@ -23,8 +23,6 @@ bool splittable_op(const std::string& op) {
   return op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd";
 }
 
-
-
 // The outermost reduced axis whose length is a multiple of the slab count, and long enough.
 std::optional<int64_t> split_axis(const Shape& shape, const std::vector<int64_t>& axes) {
   for (int64_t a : axes) {
@@ -43,26 +41,29 @@ bool split(Graph& graph, Node& n, SlabViews& views) {
   if (x->dtype != DType::f32 && x->dtype != DType::f16 && x->dtype != DType::bf16) return false;
   const std::optional<std::vector<int64_t>> axes = reduced_axes(n);
   if (!axes || axes->empty()) return false;
+  const Value* out = n.outputs[0];
+  const std::optional<int64_t> axis = split_axis(x->shape, *axes);
+  if (!axis || !is_static(out->shape)) return false;
+  // A symbolic dim (a dynamic batch) may be reduced, and counts as 1 towards the length; it
+  // must lie before the split axis, where Reshape's 0 copies it into the slab view.
   int64_t reduced = 1, kept = 1;
   for (int64_t a = 0; a < x->rank(); ++a) {
     const Dim& d = x->shape[a];
-    if (!d.is_const()) return false;
-    (std::find(axes->begin(), axes->end(), a) != axes->end() ? reduced : kept) *= d.value();
+    const bool is_reduced = std::find(axes->begin(), axes->end(), a) != axes->end();
+    if (!d.is_const() && (!is_reduced || a > *axis)) return false;
+    (is_reduced ? reduced : kept) *= d.is_const() ? d.value() : 1;
   }
-  const Value* out = n.outputs[0];
-  if (reduced < kMinReduced || kept > kMaxKept || !is_static(out->shape)) return false;
-  const std::optional<int64_t> axis = split_axis(x->shape, *axes);
-  if (!axis) return false;
+  if (reduced < kMinReduced || kept > kMaxKept) return false;
   // x as [.., kSlabs, length / kSlabs, ..]; the partial reduction keeps the slab axis.
   std::vector<int64_t> slabbed, partial_axes;
   for (int64_t a = 0; a < x->rank(); ++a) {
     const bool is_reduced = std::find(axes->begin(), axes->end(), a) != axes->end();
-    const int64_t length = x->shape[a].value();
+    const Dim& d = x->shape[a];
     if (a == *axis) {
       slabbed.push_back(kSlabs);
-      slabbed.push_back(length / kSlabs);
+      slabbed.push_back(d.value() / kSlabs);
     } else {
-      slabbed.push_back(length);
+      slabbed.push_back(d.is_const() ? d.value() : 0);  // 0: Reshape copies the symbolic dim
     }
     if (is_reduced) partial_axes.push_back(static_cast<int64_t>(slabbed.size()) - 1);
   }

@@ -6,7 +6,8 @@
 // Reshape to the original result. Views inside kernels (fusion/iteration_space.h) keep the ops
 // that produce x in the partial kernel. The split is a fact of the shape, never of the thread
 // count, so results do not depend on how many workers run (and mean of equal slabs' means is the
-// mean). Fused mode only.
+// mean). A symbolic dim may be among the reduced ones (x.mean() under a dynamic batch): it counts
+// as 1 towards the length, and the slab view copies it. Fused mode only.
 #pragma once
 
 #include "ir/graph.h"

@@ -56,6 +56,7 @@ int count_passes(const fusion::FusedKernel& k) {
   }
   return passes;
 }
+
 }  // namespace
 
 KernelProfile profile_kernel(const fusion::FusedKernel& kernel, const SymbolBindings& bindings) {

@@ -189,6 +189,19 @@ std::vector<Case> cases() {
     Value* t = node(g, "Tanh", {node(g, "Add", {scaled, g.add_constant("position", filled({4, 12, 40}, 35))})});
     return std::vector<Value*>{t, node(g, "Exp", {t})};
   }, 1));
+  // F.normalize under a dynamic batch: the norm expanded to x's shape by Expand(norm, Shape(x)).
+  // The target's value is known to shape inference (x's symbolic shape), so the Expand is a
+  // broadcast load of the Div's kernel, not a tensor written out.
+  out.push_back({"expand_to_symbolic_shape",
+                 [](Graph& g) {
+                   Value* x = g.add_input("x", DType::f32, {Dim::symbol("N"), Dim(6), Dim(40)});
+                   Value* sq = node(g, "ReduceSum", {node(g, "Mul", {x, x})}, {{"axes", std::vector<int64_t>{2}}});
+                   Value* norm = node(g, "Sqrt", {sq});
+                   Value* wide = node(g, "Expand", {norm, node(g, "Shape", {x})});
+                   g.add_output(node(g, "Div", {x, wide}));
+                   return std::vector<std::map<std::string, Tensor>>{{{"x", filled({3, 6, 40}, 36)}}, {{"x", filled({1, 6, 40}, 37)}}};
+                 },
+                 2, true});
   out.push_back({"rotary_symbolic_batch",
                  [rotary](Graph& g) {
                    Value* x = g.add_input("x", DType::f32, {Dim::symbol("N"), Dim(5), Dim(16)});

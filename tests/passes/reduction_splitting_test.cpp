@@ -20,7 +20,6 @@ Tensor filled(std::vector<int64_t> shape) {
   return t;
 }
 
-
 // y = op(x, axes, keepdims) over x of `shape`.
 Graph reduction(const std::string& op, std::vector<int64_t> shape, std::vector<int64_t> axes, bool keepdims) {
   Graph g;
@@ -50,6 +49,28 @@ TEST(ReductionSplitting, LongReductionsWithFewResultsBecomeSlabsAndACombine) {
   }
 }
 
+// y = op(x, axes), keepdims 0, over x of a shape with symbolic dims.
+Graph symbolic_reduction(const std::string& op, std::vector<Dim> shape, std::vector<int64_t> axes) {
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, Shape(shape.begin(), shape.end()));
+  g.set_outputs({g.add_node(op, "r", {x}, {"y"}, {{"axes", axes}, {"keepdims", int64_t{0}}})->outputs[0]});
+  g.infer_shapes();
+  return g;
+}
+
+TEST(ReductionSplitting, AReducedSymbolicBatchIsCopiedIntoTheSlabView) {
+  // x.mean() under a dynamic batch: the slabs split axis 1; Reshape's 0 copies the batch.
+  Graph g = symbolic_reduction("ReduceMean", {Dim::symbol("N"), Dim(512), Dim(512)}, {0, 1, 2});
+  Graph original = symbolic_reduction("ReduceMean", {Dim::symbol("N"), Dim(512), Dim(512)}, {0, 1, 2});
+  ASSERT_EQ(split_long_reductions(g), 1);
+  EXPECT_EQ(count_op(g, "ReduceMean"), 2);
+  for (int64_t batch : {1, 3}) {
+    const Tensor x = filled({batch, 512, 512});
+    const Tensor expected = reference::run_graph(original, {{"x", x}})[0];
+    EXPECT_TRUE(compare_tensors(reference::run_graph(g, {{"x", x}})[0], expected, {1e-5, 1e-6}).ok) << batch;
+  }
+}
+
 TEST(ReductionSplitting, ShortOrWideReductionsStayAsTheyAre) {
   // Too little to reduce per result; too many results (the kernel has units enough); no reduced
   // axis that divides into 16 slabs; a symbolic reduced axis.
@@ -64,6 +85,12 @@ TEST(ReductionSplitting, ShortOrWideReductionsStayAsTheyAre) {
   symbolic.set_outputs({symbolic.add_node("ReduceSum", "r", {x}, {"y"}, {{"axes", std::vector<int64_t>{0, 1}}})->outputs[0]});
   symbolic.infer_shapes();
   EXPECT_EQ(split_long_reductions(symbolic), 0);
+  // A kept symbolic dim (as many results as the batch), and one after the split axis (Reshape's
+  // 0 would copy the wrong dim).
+  Graph kept = symbolic_reduction("ReduceSum", {Dim::symbol("N"), Dim(262144)}, {1});
+  Graph after = symbolic_reduction("ReduceSum", {Dim(4096), Dim::symbol("N"), Dim(64)}, {0, 1, 2});
+  EXPECT_EQ(split_long_reductions(kept), 0);
+  EXPECT_EQ(split_long_reductions(after), 0);
 }
 
 }  // namespace

@@ -214,7 +214,9 @@ template <typename V, typename... C> TF_INLINE V horner(V x, float c0, C... rest
   return p;
 }
 
-// e^r for |r| <= ln2/2 (and NaN): Cephes' expf polynomial.
+// e^r for |r| <= ln2/2 (and NaN): 1 + r + r^2 p(r), p of degree 4 fitted minimax to the
+// relative error on that interval (a degree below Cephes' expf, as accurate: 1.01 ulp at most
+// over every float, bench/README.md "Against SLEEF").
 template <typename V> TF_INLINE V exp_of_reduced(V r) {
   const V p = horner(r, 1.381461276e-03f, 8.368710056e-03f, 4.166838899e-02f, 1.666652113e-01f, 4.999999404e-01f);
   return fmadd(p, r * r, r) + V(1.0f);
