@@ -195,7 +195,11 @@ void add_plan_json(const PlanSummary& plan, nlohmann::json& json) {
   if (!plan.ratio_bindings.empty()) json["bytes_reduction_at"] = plan.ratio_bindings;
 }
 
-std::string percent_cut(double reduction) { return fmt::format("-{:.0f}%", reduction * 100); }
+// "-50%" for a cut, "+50%" where the fused plan has more (a split reduction's partial and
+// combine kernels), "-0%" for none.
+std::string percent_cut(double reduction) {
+  return reduction < 0 ? fmt::format("+{:.0f}%", -reduction * 100) : fmt::format("-{:.0f}%", reduction * 100);
+}
 
 std::string bindings_text(const SymbolBindings& bindings) {
   std::string out;
