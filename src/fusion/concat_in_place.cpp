@@ -31,6 +31,11 @@ bool inputs_are_blocks(const Node& concat) {
   return true;
 }
 
+// Whether every dim of `shape` from `axis` on is a constant.
+bool constant_from(const Shape& shape, int64_t axis) {
+  return std::all_of(shape.begin() + axis, shape.end(), [](const Dim& d) { return d.is_const(); });
+}
+
 std::vector<Dim> contiguous_strides(const Shape& shape) {
   std::vector<Dim> strides(shape.size(), Dim(1));
   for (size_t k = shape.size(); k-- > 1;) strides[k - 1] = strides[k] * shape[k];
@@ -65,14 +70,15 @@ struct Placement {
     return plain ? &step : nullptr;
   }
 
-  // Each input's kernel stores it at the result's strides from its offset on the axis.
+  // Each input's kernel stores it at the result's strides from its offset on the axis. Dims
+  // before the axis may be symbolic (a dynamic batch): the offsets lie along constant dims.
   bool place_strided_parts(const Node& concat) {
     const Value* out = concat.outputs[0];
     const int64_t axis = concat_axis(concat);
-    if (axis < 0 || axis >= out->rank() || !is_static(out->shape)) return false;
+    if (axis < 0 || axis >= out->rank() || !constant_from(out->shape, axis)) return false;
     std::vector<PlanStep*> writers;
     for (const Value* in : concat.inputs) {
-      PlanStep* writer = in != nullptr && is_static(in->shape) ? sole_writer(in, concat) : nullptr;
+      PlanStep* writer = in != nullptr && constant_from(in->shape, axis) ? sole_writer(in, concat) : nullptr;
       if (writer == nullptr) return false;
       writers.push_back(writer);
     }

@@ -110,6 +110,14 @@ std::vector<Case> cases() {
   out.push_back(on_input("one_kernel_two_strided_parts", filled({16, 40}, 25), [](Graph& g, Value* x) {
     return std::vector<Value*>{node(g, "Mul", {cat(g, {node(g, "Exp", {x}), node(g, "Neg", {x})}, -1), scalar(g, 2.0f)})};
   }));
+  // The same under a symbolic batch, run at two batch sizes.
+  out.push_back({"strided_parts_symbolic_batch",
+                 [](Graph& g) {
+                   Value* x = g.add_input("x", DType::f32, {Dim::symbol("N"), Dim(5), Dim(40)});
+                   g.add_output(node(g, "Mul", {cat(g, {node(g, "Exp", {x}), node(g, "Neg", {x})}, -1), scalar(g, 2.0f)}));
+                   return std::vector<std::map<std::string, Tensor>>{{{"x", filled({3, 5, 40}, 26)}}, {{"x", filled({1, 5, 40}, 27)}}};
+                 },
+                 1, true});
   // Strided parts: each kernel stores its part at the result's strides (a last axis, a middle
   // one with a tail of 1, three parts, and a part that is a column reduction's input too).
   auto two_inputs = [](std::string name, std::vector<int64_t> a_shape, std::vector<int64_t> b_shape, int64_t axis,

@@ -2,7 +2,7 @@
 // the result (dims before the axis all 1), each written by a kernel or a library call, each once;
 // or strided parts, each stored by its kernel at the result's strides (one kernel may store
 // several). Left copies: a part also read elsewhere, a graph input among the inputs, an input
-// given twice, a symbolic dim. Offsets count the elements before a block. A Concat whose inputs
+// given twice, a symbolic dim from the axis on. Offsets count the elements before a block. A Concat whose inputs
 // are a run of another's blocks is a view of that run (DenseNet), unless it is a graph output.
 #include "fusion/concat_in_place.h"
 
@@ -49,6 +49,10 @@ bool in_place(Catted& c) {
 TEST(ConcatInPlace, TwoStridedPartsFromOneKernelEachHaveTheirAccess) {
   Catted siblings({Dim(2), Dim(3), Dim(5)}, 1);  // exp(x) and neg(x) in one kernel, which reads x once
   EXPECT_TRUE(in_place(siblings));
+  // A symbolic batch before the axis: the parts' offsets lie along constant dims.
+  Catted batch({Dim::symbol("N"), Dim(3), Dim(5)}, 1), last({Dim::symbol("N"), Dim(3), Dim(5)}, -1);
+  EXPECT_TRUE(in_place(batch));
+  EXPECT_TRUE(in_place(last));
 }
 
 TEST(ConcatInPlace, BlocksWrittenByKernelsBecomeAView) {
@@ -63,7 +67,7 @@ TEST(ConcatInPlace, LeavesWhatCannotBeWrittenInPlace) {
       symbolic({Dim::symbol("N"), Dim(6)}, 0);
   EXPECT_FALSE(in_place(with_input));  // a graph input is the caller's: nothing writes it into the result
   EXPECT_FALSE(in_place(twice));       // one value at two places
-  EXPECT_FALSE(in_place(symbolic));
+  EXPECT_FALSE(in_place(symbolic));    // concatenated along the symbolic dim: offsets unknown
 }
 
 // cat(exp(a), neg(b)) on the last axis of [3, 4] and [3, 2]: each part from a kernel of its own,
