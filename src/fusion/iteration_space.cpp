@@ -100,31 +100,34 @@ bool is_view_op(const Node& node) {
          node.input(0)->dtype == node.outputs[0]->dtype;
 }
 
+std::vector<Value*> data_inputs(const Node& node) {
+  bool shape_operand = is_view_op(node) || node.op.rfind("Reduce", 0) == 0;
+  // A Slice's bounds and an Expand's shape are compile-time facts when they are constants;
+  // computed ones are read at run time.
+  bool constant_operands = node.op == "Slice" || node.op == "Expand";
+  std::vector<Value*> out;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    Value* v = node.inputs[i];
+    if (v == nullptr || (i > 0 && (shape_operand || (constant_operands && v->is_constant())))) continue;
+    out.push_back(v);
+  }
+  return out;
+}
+
 namespace {
 
-// A Slice's bounds and an Expand's shape are compile-time facts when they are constants, and an
-// Expand's shape also when shape inference knows its value (`x.expand_as(y)` under a symbolic
-// batch: Expand(v, Shape(y)), whose result shape is y's): the kernel reads through the index
-// map of the inferred shapes, not the operand. Other computed operands are read at run time
-// (the step then runs on the host).
-bool compile_time_operand(const Node& node, size_t i) {
-  const Value* v = node.inputs[i];
-  if (i == 0 || v == nullptr) return false;
-  if (node.op == "Slice") return v->is_constant();
-  if (node.op == "Expand") return v->is_constant() || v->sym_value.has_value();
-  return false;
+// An Expand's target shape that is not a constant but whose value shape inference knows
+// (`x.expand_as(y)` under a symbolic batch: Expand(v, Shape(y)), whose result has y's shape):
+// inside a kernel the Expand is the index map of the inferred shapes, and the operand is not read.
+bool known_expand_target(const Node& node, size_t i) {
+  return node.op == "Expand" && i == 1 && node.inputs[i] != nullptr && node.inputs[i]->sym_value.has_value();
 }
 
 }  // namespace
 
-std::vector<Value*> data_inputs(const Node& node) {
-  bool shape_operand = is_view_op(node) || node.op.rfind("Reduce", 0) == 0;
-  std::vector<Value*> out;
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    Value* v = node.inputs[i];
-    if (v == nullptr || (i > 0 && (shape_operand || compile_time_operand(node, i)))) continue;
-    out.push_back(v);
-  }
+std::vector<Value*> kernel_data_inputs(const Node& node) {
+  std::vector<Value*> out = data_inputs(node);
+  if (known_expand_target(node, 1)) std::erase(out, node.inputs[1]);
   return out;
 }
 
@@ -138,10 +141,10 @@ bool is_kernel_gather(const Node& node) {
   return is_lane_dtype(data) && data != DType::boolean && (index == DType::i64 || index == DType::i32);
 }
 
-// Whether every tensor the node computes with (data_inputs, outputs) is of a lane type.
+// Whether every tensor the node computes with (kernel_data_inputs, outputs) is of a lane type.
 bool computes_in_lanes(const Node& node) {
   if (is_kernel_gather(node)) return true;
-  return all_lane_types(node.outputs) && all_lane_types(data_inputs(node));
+  return all_lane_types(node.outputs) && all_lane_types(kernel_data_inputs(node));
 }
 
 }  // namespace
@@ -155,8 +158,8 @@ bool is_kernel_op(const Node& node) {
     if (v == nullptr) continue;
     // A reduction's axes, a Slice's bounds and an Expand's shape are not data: they must be
     // known when the kernel is generated.
-    if (reduction && i == 1 && !v->constant) return false;
-    if ((node.op == "Slice" || node.op == "Expand") && i >= 1 && !compile_time_operand(node, i)) return false;
+    const bool bound = (reduction && i == 1) || ((node.op == "Slice" || node.op == "Expand") && i >= 1);
+    if (bound && !v->is_constant() && !known_expand_target(node, i)) return false;
   }
   if (!computes_in_lanes(node)) return !reduction && is_native_kernel_op(node);
   if (!kernel_op_types().count(node.op)) return false;
@@ -298,7 +301,7 @@ class Deriver {
     }
     for (const Node* n : nodes_) {
       if (is_view_op(*n)) continue;
-      for (const Value* in : data_inputs(*n)) {
+      for (const Value* in : kernel_data_inputs(*n)) {
         if (internal(in) && !is_view_op(*in->producer)) parent[find(n)] = find(in->producer);
       }
     }
@@ -357,7 +360,7 @@ class Deriver {
 
   // An external input read on two sides must be read at the same place on both.
   bool same_placement_on_this_side(const Node& n, int side) {
-    for (const Value* in : data_inputs(n)) {
+    for (const Value* in : kernel_data_inputs(n)) {
       if (internal(in) || !placed_side_.count(in) || placed_side_.at(in) == side) continue;
       const TensorAccess& placed = space_.access.at(in);
       auto local = broadcast_strides(in->shape, placed.level == Level::Full ? side_domain_[side] : reduced_shape_of(side));

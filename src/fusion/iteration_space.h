@@ -84,6 +84,10 @@ const std::set<std::string, std::less<>>& vector_math_op_types();
 // shape operand and a constant Slice bound or Expand shape, which are compile-time facts
 // (constants or already in the IR shapes).
 std::vector<Value*> data_inputs(const Node& node);
+// What the node reads inside a generated kernel: data_inputs, less an Expand's target shape
+// whose value shape inference knows (the kernel loads through the inferred shapes' index map;
+// a step running the Expand on its own reads the operand).
+std::vector<Value*> kernel_data_inputs(const Node& node);
 bool is_view_op(const Node& node);
 
 }  // namespace tilefuse::fusion

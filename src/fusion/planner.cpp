@@ -258,7 +258,7 @@ class Planner {
     std::set<const Node*> in_group(members.begin(), members.end());
     std::vector<Value*> out;
     for (Node* n : members) {
-      for (Value* v : data_inputs(*n)) {
+      for (Value* v : kernel_data_inputs(*n)) {
         if (v->producer && in_group.count(v->producer)) continue;
         if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
       }
