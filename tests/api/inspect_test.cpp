@@ -211,6 +211,17 @@ TEST(InspectPlan, TableShowsTotalsAndOneLinePerStep) {
   EXPECT_TRUE(std::regex_search(table, std::regex(R"(\n  0 +library +mm +MatMul )"))) << table;
 }
 
+TEST(InspectPlan, TableSaysPlusWhereFusionAddsLaunches) {
+  // x - mean(x) over 1 MiB: the mean splits into partial and combine kernels
+  // (passes/reduction_splitting.h), three launches against the unfused two.
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {Dim(512), Dim(512)});
+  Value* mean = g.add_node("ReduceMean", "mean", {x}, {"m"})->outputs[0];
+  g.add_output(g.add_node("Sub", "sub", {x, mean}, {"y"})->outputs[0]);
+  g.infer_shapes();
+  EXPECT_THAT(report_to_table(inspect_graph(g)), HasSubstr("fusion plan: 3 launches (unfused 2, +50%)"));
+}
+
 // x @ w + b, then Relu: one GEMM whose store adds the bias and applies the Relu; the report
 // says so in the table and in JSON.
 TEST(InspectPlan, AGemmShowsWhatItsStoreAdds) {
