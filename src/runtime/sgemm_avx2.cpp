@@ -44,12 +44,88 @@ struct RowAccess {
   }
 };
 
+// How every sub-tile of a tile stores: the TileStore, and its activation in vectors, set up
+// once per tile. `plain`: C = the sum (plus the row bias, plus the residual), clamped where the
+// activation is a clamp: what a convolution or a projection with its bias and ReLU stores.
+struct SubTileStore {
+  const TileStore& store;
+  Avx2Activation act;
+  bool clamp, curve, plain;
+  TF_AVX2 explicit SubTileStore(const TileStore& s)
+      : store(s), act(s.activation != nullptr ? *s.activation : FusedActivation{}),
+        clamp(s.activation != nullptr && act.is_clamp()), curve(s.activation != nullptr && !clamp),
+        plain(s.alpha == 1.0f && s.col_bias == nullptr && !s.accumulate && !curve) {}
+};
+
+// The plain store of a whole-width sub-tile, straight from the accumulators: at a depth of 16
+// (MobileNet's expansions) the general store below, with its masks, alpha and spilled
+// accumulators, took as long as the products.
+template <int R, int V>
+TF_AVX2 inline __attribute__((always_inline)) void store_plain(const __m256 (&acc)[V][R], float* c, int64_t ldc,
+                                                                 SubTile t, const SubTileStore& st) {
+  const float* row_bias = st.store.row_bias;
+  const float* residual = st.store.residual;
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
+    if (r >= t.rows) break;
+    const int64_t offset = (t.row0 + r) * ldc + t.col0;
+    const __m256 bias = row_bias != nullptr ? _mm256_broadcast_ss(row_bias + t.row0 + r) : _mm256_setzero_ps();
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) {
+      __m256 out = row_bias != nullptr ? _mm256_add_ps(acc[v][r], bias) : acc[v][r];
+      if (residual != nullptr) out = _mm256_add_ps(out, _mm256_loadu_ps(residual + offset + 8 * v));
+      if (st.clamp) out = st.act.clamp(out);
+      _mm256_storeu_ps(c + offset + 8 * v, out);
+    }
+  }
+}
+
+// Every other store: alpha, column bias, accumulating into C, a curve, and sub-tiles cut at the
+// tile's right edge.
+template <int R, int V>
+TF_AVX2 __attribute__((noinline)) void store_general(const __m256 (&acc)[V][R], float* c, int64_t ldc, SubTile t,
+                                                    const SubTileStore& st) {
+  const TileStore& store = st.store;
+  const RowAccess access{t.cols == 8 * V, lanes8(t.cols), lanes8(t.cols - 8)};
+  const __m256 alpha = _mm256_set1_ps(store.alpha);
+  __m256 bias[V];
+#pragma GCC unroll 2
+  for (int v = 0; v < V; ++v) {
+    bias[v] = store.col_bias != nullptr ? access.load(store.col_bias + t.col0, v) : _mm256_setzero_ps();
+  }
+  // A curve goes over the sub-tile laid out in an aligned L1 buffer, in one call: called vector
+  // by vector it cost a 1500 x 384 x 1536 product with GELU twice what a separate pass did.
+  alignas(32) float tile[R * V * 8];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
+    if (r >= t.rows) break;
+    float* row = c + (t.row0 + r) * ldc + t.col0;
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) {
+      __m256 out = _mm256_fmadd_ps(acc[v][r], alpha, bias[v]);
+      if (store.row_bias != nullptr) out = _mm256_add_ps(out, _mm256_set1_ps(store.row_bias[t.row0 + r]));
+      if (store.accumulate) out = _mm256_add_ps(out, access.load(row, v));
+      if (store.residual != nullptr) out = _mm256_add_ps(out, access.load(store.residual + (t.row0 + r) * ldc + t.col0, v));
+      if (st.clamp) out = st.act.clamp(out);
+      if (st.curve) {
+        _mm256_store_ps(tile + (r * V + v) * 8, out);
+      } else {
+        access.store(row, v, out);
+      }
+    }
+  }
+  if (!st.curve) return;
+  const int vectors = t.cols > 8 * (V - 1) ? V : V - 1;
+  const __m256i masks[2] = {access.lo, access.hi};
+  st.act.curve_rows(tile, V, c + t.row0 * ldc + t.col0, ldc, t.rows, vectors, access.whole, masks);
+}
+
 // R (<= 6) rows x 8V (V = 1 or 2) columns of the tile; fully unrolled over rows and vectors so
 // that the V x R accumulators live in registers. V = 1 serves a half with at most 8 columns
 // (the last panel of 7 x 7 = 49 output positions holds 17).
 template <int R, int V>
 TF_AVX2 void subtile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, SubTile t,
-                     const TileStore& store, Prefetch prefetch) {
+                     const SubTileStore& st, Prefetch prefetch) {
   __m256 acc[V][R];
 #pragma GCC unroll 2
   for (int v = 0; v < V; ++v) {
@@ -76,50 +152,25 @@ TF_AVX2 void subtile(int64_t kc, const float* a, const float* b, float* c, int64
     a += kMR;
     b += kNR;
   }
-  const RowAccess access{t.cols == 8 * V, lanes8(t.cols), lanes8(t.cols - 8)};
-  const __m256 alpha = _mm256_set1_ps(store.alpha);
-  const Avx2Activation act(store.activation != nullptr ? *store.activation : FusedActivation{});
-  const bool clamp = store.activation != nullptr && act.is_clamp();
-  __m256 bias[V];
+  if (st.plain && t.cols == 8 * V) return store_plain<R, V>(acc, c, ldc, t, st);
+  // A copy goes to memory for the out-of-line store: were `acc` itself passed, it would live in
+  // memory through the depth loop.
+  __m256 sums[V][R];
 #pragma GCC unroll 2
   for (int v = 0; v < V; ++v) {
-    bias[v] = store.col_bias != nullptr ? access.load(store.col_bias + t.col0, v) : _mm256_setzero_ps();
-  }
-  // A curve goes over the sub-tile laid out in an aligned L1 buffer, in one call: called vector
-  // by vector it cost a 1500 x 384 x 1536 product with GELU twice what a separate pass did.
-  const bool curve = store.activation != nullptr && !clamp;
-  alignas(32) float tile[R * V * 8];
 #pragma GCC unroll 6
-  for (int r = 0; r < R; ++r) {
-    if (r >= t.rows) break;
-    float* row = c + (t.row0 + r) * ldc + t.col0;
-#pragma GCC unroll 2
-    for (int v = 0; v < V; ++v) {
-      __m256 out = _mm256_fmadd_ps(acc[v][r], alpha, bias[v]);
-      if (store.row_bias != nullptr) out = _mm256_add_ps(out, _mm256_set1_ps(store.row_bias[t.row0 + r]));
-      if (store.accumulate) out = _mm256_add_ps(out, access.load(row, v));
-      if (store.residual != nullptr) out = _mm256_add_ps(out, access.load(store.residual + (t.row0 + r) * ldc + t.col0, v));
-      if (clamp) out = act.clamp(out);
-      if (curve) {
-        _mm256_store_ps(tile + (r * V + v) * 8, out);
-      } else {
-        access.store(row, v, out);
-      }
-    }
+    for (int r = 0; r < R; ++r) sums[v][r] = acc[v][r];
   }
-  if (!curve) return;
-  const int vectors = t.cols > 8 * (V - 1) ? V : V - 1;
-  const __m256i masks[2] = {access.lo, access.hi};
-  act.curve_rows(tile, V, c + t.row0 * ldc + t.col0, ldc, t.rows, vectors, access.whole, masks);
+  store_general<R, V>(sums, c, ldc, t, st);
 }
 
 // The sub-tile kernel for a sub-tile's row and column counts.
 template <int V>
 TF_AVX2 void subtile_rows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, SubTile t,
-                          const TileStore& store, Prefetch prefetch) {
-  if (t.rows > 4) return subtile<6, V>(kc, a, b, c, ldc, t, store, prefetch);
-  if (t.rows > 2) return subtile<4, V>(kc, a, b, c, ldc, t, store, prefetch);
-  subtile<2, V>(kc, a, b, c, ldc, t, store, prefetch);
+                          const SubTileStore& st, Prefetch prefetch) {
+  if (t.rows > 4) return subtile<6, V>(kc, a, b, c, ldc, t, st, prefetch);
+  if (t.rows > 2) return subtile<4, V>(kc, a, b, c, ldc, t, st, prefetch);
+  subtile<2, V>(kc, a, b, c, ldc, t, st, prefetch);
 }
 
 }  // namespace
@@ -127,15 +178,16 @@ TF_AVX2 void subtile_rows(int64_t kc, const float* a, const float* b, float* c, 
 TF_AVX2 void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
                          const TileStore& store, Prefetch prefetch) {
   static_assert(kMR % kSubRows == 0 && kNR % kSubCols == 0, "sub-tiles must tile the panels");
+  const SubTileStore st(store);
   for (int col0 = 0; col0 < cols; col0 += kSubCols) {
     for (int row0 = 0; row0 < rows; row0 += kSubRows) {
       const SubTile t{row0, col0, std::min(kSubRows, rows - row0), std::min(kSubCols, cols - col0)};
       // The next B panel is fetched once, during the first pass.
       const Prefetch p = row0 == 0 && col0 == 0 ? prefetch : Prefetch{};
       if (t.cols > 8) {
-        subtile_rows<2>(kc, a, b, c, ldc, t, store, p);
+        subtile_rows<2>(kc, a, b, c, ldc, t, st, p);
       } else {
-        subtile_rows<1>(kc, a, b, c, ldc, t, store, p);
+        subtile_rows<1>(kc, a, b, c, ldc, t, st, p);
       }
     }
   }

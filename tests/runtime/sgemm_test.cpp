@@ -176,6 +176,22 @@ TEST_F(Sgemm, EpilogueAddsResidualThenActivatesAfterTheWholeDepth) {
   check({30, 50, 20}, {.pack_b = true, .col_bias = true, .batch = 3, .residual = true}, 2, small);
 }
 
+// Without alpha, column bias, accumulation or a curve, a sub-tile is stored straight from its sums
+// (the AVX2 micro-kernel's plain store): with the row bias, the residual and a clamp (HardSwish
+// multiplies by the input too) on whole and cut sub-tiles, over one depth block and over three
+// (where only the first is plain and the last activates).
+TEST_F(Sgemm, PlainStoreAddsRowBiasAndClamps) {
+  const FusedActivation relu{.lo = 0.0f};
+  const FusedActivation hard_swish{.scale = 1.0f / 6.0f, .shift = 0.5f, .lo = 0.0f, .hi = 1.0f, .times_input = true};
+  for (const FusedActivation* act : {static_cast<const FusedActivation*>(nullptr), &relu, &hard_swish}) {
+    for (Shape s : {Shape{64, 96, 16}, Shape{29, 45, 16}, Shape{29, 45, 40}}) {
+      check(s, {.pack_a = true, .row_bias = true, .activation = act}, 2, small);
+      check(s, {.pack_a = true, .activation = act}, 1, defaults);
+      check(s, {.pack_a = true, .row_bias = true, .residual = true, .activation = act}, 2, defaults);
+    }
+  }
+}
+
 TEST_F(Sgemm, BatchesShareOneCall) {
   check({20, 40, 24}, {.tb = true, .batch = 5}, 2, small);
   check({3, 5, 7}, {.pack_a = true, .batch = 4}, 3, defaults);
