@@ -24,7 +24,7 @@ namespace tilefuse::runtime {
 
 // Whether a Conv or FusedConv is computed by WinogradConv: 2-D, one group, a constant 3x3 f32
 // weight with at least 32 channels and 16 maps (below that the GEMMs are too thin to gain),
-// strides and dilations 1, on a CPU with AVX-512 (the transforms are written for it), and, where
+// strides and dilations 1, on a CPU with AVX2 or AVX-512 (conv_winograd_isa.h), and, where
 // the output's shape is static, at least 32 tiles of 2 x 2 outputs per run. Unless
 // TILEFUSE_CONV_WINOGRAD=0, which keeps every convolution on the implicit GEMM (for comparisons;
 // a model package must then be loaded with the same setting, its packed weights differ).
