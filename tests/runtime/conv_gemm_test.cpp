@@ -133,7 +133,7 @@ TEST(ConvGemmBf16, EveryEnginePathStaysWithinTheBound) {
 // (ResNeXt's 8, strided), two and three partly filled (24 and 40, dilated), with FusedConv's
 // residual and activation; on 1 and 2 workers.
 TEST(ConvMapsInLanes, GroupedMatchesReference) {
-  if (vector_isa() != VectorIsa::avx512) GTEST_SKIP() << "maps in lanes needs AVX-512";
+  if (vector_isa() < VectorIsa::avx2) GTEST_SKIP() << "maps in lanes needs AVX2";
   const Ints pad1 = {1, 1, 1, 1};
   for (const ConvCase& c :
        {ConvCase{"RegNetGroups", {2, 32, 6, 7}, {32, 16, 3, 3}, {{"group", int64_t{2}}, {"pads", pad1}}},
@@ -156,7 +156,7 @@ TEST(ConvMapsInLanes, GroupedMatchesReference) {
 // Groups whose maps leave most of a vector empty (4 of 16), or of one channel (depthwise), are
 // left to the GEMM and the depthwise kernels.
 TEST(ConvMapsInLanes, LeavesSparseGroupsAndDepthwiseAlone) {
-  if (vector_isa() != VectorIsa::avx512) GTEST_SKIP() << "maps in lanes needs AVX-512";
+  if (vector_isa() < VectorIsa::avx2) GTEST_SKIP() << "maps in lanes needs AVX2";
   auto grouped = [](int64_t channels, int64_t maps, int64_t groups) {
     return ConvShape{1, channels, 14, 14, maps, groups, 3, 3, 14, 14, 1, 1, 1, 1, 1, 1};
   };
@@ -169,7 +169,7 @@ TEST(ConvMapsInLanes, LeavesSparseGroupsAndDepthwiseAlone) {
 // Maps in lanes takes the stems whose weights stay in L2 (ResNet-50's 7x7 with 64 maps,
 // ConvNeXt's 4x4 patches with 96) and leaves ViT's 16x16 patches with 768 maps to the GEMM.
 TEST(ConvMapsInLanes, SuitsStemsWhoseWeightsStayInL2) {
-  if (vector_isa() != VectorIsa::avx512) GTEST_SKIP() << "maps in lanes needs AVX-512";
+  if (vector_isa() < VectorIsa::avx2) GTEST_SKIP() << "maps in lanes needs AVX2";
   auto stem = [](int64_t maps, int64_t kernel, int64_t stride, int64_t size) {
     const int64_t out = size / stride;
     return ConvShape{1, 3, size, size, maps, 1, kernel, kernel, out, out, stride, stride, 1, 1, 0, 0};
