@@ -57,6 +57,13 @@ int64_t padded_maps(const ConvShape& g) { return ceil_div(g.maps, kMapsPadding) 
 // A group's laid-out weights and biases, in floats.
 int64_t group_floats(const ConvShape& g) { return (g.channels * g.kh * g.kw + 1) * padded_maps(g); }
 
+// With AVX2's 8 lanes, two map vectors a pass: a stem of few maps (the GEMM's 12-row panels
+// would be a third empty with 16) or of a large kernel (each input value used by many taps).
+// At 1 thread, best of 5 (bench/README.md, "Maps in lanes on AVX2"): 16 maps 3x3 stride 2
+// 0.374 -> 0.272 ms, 64 maps 7x7 stride 2 3.49 -> 3.32; 32 maps 3x3 even; 4x4 patches at
+// stride 4 with 64 and 96 maps 0.378 and 0.493 as a GEMM, 0.431 and 0.623 here.
+bool avx2_stem_suits(const ConvShape& s) { return s.maps <= 16 || s.kh * s.kw >= 49; }
+
 }  // namespace
 
 bool conv_maps_in_lanes_suits(const ConvShape& s) {
@@ -64,7 +71,7 @@ bool conv_maps_in_lanes_suits(const ConvShape& s) {
   const int64_t channels = s.group_channels(), maps = s.group_maps();
   const int64_t weight_bytes = (channels * s.kh * s.kw + 1) * ceil_div(maps, kMapsPadding) * kMapsPadding * 4;
   if (weight_bytes > kMaxWeightBytes) return false;
-  if (s.groups == 1) return channels <= 4;
+  if (s.groups == 1) return channels <= 4 && (vector_isa() == VectorIsa::avx512 || avx2_stem_suits(s));
   // Grouped: each group's maps fill at least half of their vectors' lanes (RegNet's and
   // ResNeXt's groups of 8 and more), and a group reads more than one channel (depthwise
   // convolutions have kernels of their own).

@@ -1,6 +1,6 @@
 // A convolution with few input channels (a network's stem: the 3 channels of an image), or one
 // of small groups (RegNet, ResNeXt), computed directly, with output maps in the lanes of a
-// vector (AVX-512): each output position's maps are a sum over (channel, tap) of a weight vector
+// vector (AVX-512 or AVX2, conv_maps_in_lanes_isa.h): each output position's maps are a sum over (channel, tap) of a weight vector
 // (the tap's weight for 16 maps) times the input value there, broadcast; the sums are transposed
 // back into the maps' planes, with FusedConv's residual and activation applied on the way. A
 // group is a convolution of its own: its channels in, its maps out.
@@ -18,7 +18,7 @@
 
 namespace tilefuse::runtime {
 
-// True where conv_maps_in_lanes runs the shape and is the faster: the CPU has AVX-512, weights
+// True where conv_maps_in_lanes runs the shape and is the faster: the CPU has AVX2, weights
 // (a group's) that stay in L2 (every output reads all of them: ViT's 16x16 patch embedding, with
 // 768 maps and 2.4 MB of weights, ran 2.4x slower here than as a GEMM), and either one group of
 // at most 4 input channels (a stem) or groups of more than one channel whose maps fill most of
