@@ -1,12 +1,14 @@
 // conv_maps_in_lanes's sums and stores with AVX2: 8 maps a vector, two vectors of maps by 6
 // outputs of a row (or one by 12) summed together: 12 accumulators, the tap's weight vectors and
-// a broadcast in 16 registers. The sums go back to planes through 8 x 8 transposes.
+// a broadcast in 16 registers. The sums go back to planes through 8 x 8 transposes
+// (transpose_avx2.h).
 #include <immintrin.h>
 
 #include <algorithm>
 
 #include "runtime/activation_vectors.h"
 #include "runtime/conv_maps_in_lanes_isa.h"
+#include "runtime/transpose_avx2.h"
 
 #define TF_AVX2 __attribute__((target("avx2,fma")))
 
@@ -65,25 +67,6 @@ TF_AVX2 void sum_products(const ConvShape& s, const Band& b, const float* block,
   }
 }
 
-// r[i][j] becomes r[j][i].
-TF_AVX2 void transpose8(__m256 (&r)[kLanes]) {
-  __m256 t[kLanes], u[kLanes];
-  for (int i = 0; i < kLanes; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < kLanes; i += 4) {
-    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
-    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
-  }
-  for (int i = 0; i < 4; ++i) {
-    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
-    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
-  }
-}
-
 }  // namespace
 
 TF_AVX2 void sum_band(const ConvShape& s, const Band& b, const float* block, const float* weights, int64_t maps_padded,
@@ -104,18 +87,13 @@ TF_AVX2 void store_planes(const ConvShape& s, const Band& b, const float* sums, 
   const Avx2Activation act(activation);
   const bool activate = !activation.identity();
   const int64_t positions = b.rows * s.out_w, first = b.oy0 * s.out_w, plane = s.positions();
-  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (int64_t m0 = 0; m0 < s.maps; m0 += kLanes) {
     const int maps = static_cast<int>(std::min<int64_t>(kLanes, s.maps - m0));
     for (int64_t q0 = 0; q0 < positions; q0 += kLanes) {
       const int count = static_cast<int>(std::min<int64_t>(kLanes, positions - q0));
-      const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(count), iota);
+      const __m256i mask = runtime::avx2::lanes8(count);
       __m256 v[kLanes];
-#pragma GCC unroll 8
-      for (int r = 0; r < kLanes; ++r) {
-        v[r] = r < count ? _mm256_loadu_ps(sums + (q0 + r) * maps_padded + m0) : _mm256_setzero_ps();
-      }
-      transpose8(v);
+      runtime::avx2::load_transposed(sums + q0 * maps_padded + m0, maps_padded, count, kLanes, v);
 #pragma GCC unroll 8
       for (int e = 0; e < kLanes; ++e) {
         if (e >= maps) break;

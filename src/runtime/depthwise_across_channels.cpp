@@ -7,6 +7,7 @@
 
 #include "runtime/activation_vectors.h"
 #include "runtime/cpu_isa.h"
+#include "runtime/depthwise_across_channels_isa.h"
 #include "runtime/epilogue.h"
 #include "runtime/lane_masks.h"
 #include "runtime/scratch_buffer.h"
@@ -231,11 +232,14 @@ bool depthwise_across_channels_suits(const ConvShape& s) {
   // The planes' kernel keeps 3x3 kernels at stride 1 on rows of 28 outputs or more, where its
   // vectors are full and a row's loads serve every tap of the row (bench/README.md).
   const bool planes_faster = s.stride_w == 1 && s.kw <= 3 && s.out_w >= 28;
-  return vector_isa() == VectorIsa::avx512 && !planes_faster;
+  return vector_isa() >= VectorIsa::avx2 && !planes_faster;
 }
 
 void depthwise_across_channels(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
                                int64_t first_plane, int64_t end_plane, const FusedActivation& activation) {
+  if (vector_isa() != VectorIsa::avx512) {
+    return avx2::depthwise_across_channels(s, x, w, bias, out, first_plane, end_plane, activation);
+  }
   const Block geometry(s);
   for (int64_t p0 = first_plane; p0 < end_plane; p0 += kLanes) {
     const int n = static_cast<int>(std::min<int64_t>(kLanes, end_plane - p0));

@@ -1,6 +1,6 @@
 // The depthwise convolution across channels against the reference interpreter's Conv, called
-// directly (whatever depthwise_across_channels_suits picks) on AVX-512: channel counts below, at
-// and past a block of 16 (a partial last block, blocks spanning two images), plane ranges that
+// directly (whatever depthwise_across_channels_suits picks) on AVX-512 and AVX2: channel counts
+// below, at and past a block (16 or 8 channels: partial last blocks, blocks spanning two images), plane ranges that
 // start mid-block, output rows of 1 to 20 (partial groups of 8 outputs), bands of rows (a plane
 // too tall for one), every stride, dilation and padding on any side.
 #include "runtime/depthwise_across_channels.h"
@@ -36,7 +36,7 @@ void expect_matches_reference(const Case& c, const std::vector<std::pair<int64_t
 class DepthwiseAcrossChannels : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (vector_isa() != VectorIsa::avx512) GTEST_SKIP() << "no AVX-512 in use (this CPU, or TILEFUSE_MAX_CPU_ISA)";
+    if (vector_isa() < VectorIsa::avx2) GTEST_SKIP() << "neither AVX-512 nor AVX2 in use (this CPU, or TILEFUSE_MAX_CPU_ISA)";
   }
 };
 
