@@ -134,12 +134,15 @@ TF_AVX2 void subtile(int64_t kc, const float* a, const float* b, float* c, int64
   }
   a += t.row0;
   b += t.col0;
-  for (int64_t k = 0; k < kc; ++k) {
+  // One depth step: the products, and the prefetches asked for. A is fetched ahead by the first
+  // column of sub-tiles only (the second reads what the first brought in); the next B panel, by
+  // the steps of the first sub-tile that cover it.
+  const auto step = [&](int64_t k, bool fetch_a, bool fetch_b) __attribute__((target("avx2,fma"), always_inline)) {
     __m256 bv[V];
 #pragma GCC unroll 2
     for (int v = 0; v < V; ++v) bv[v] = _mm256_load_ps(b + 8 * v);
-    _mm_prefetch(reinterpret_cast<const char*>(a + kMR * 8), _MM_HINT_T0);
-    if (2 * k < prefetch.lines) {
+    if (fetch_a) _mm_prefetch(reinterpret_cast<const char*>(a + kMR * 8), _MM_HINT_T0);
+    if (fetch_b) {
       _mm_prefetch(prefetch.from + 128 * k, _MM_HINT_T1);
       _mm_prefetch(prefetch.from + 128 * k + 64, _MM_HINT_T1);
     }
@@ -151,6 +154,14 @@ TF_AVX2 void subtile(int64_t kc, const float* a, const float* b, float* c, int64
     }
     a += kMR;
     b += kNR;
+  };
+  const int64_t fetching = std::min<int64_t>(kc, (prefetch.lines + 1) / 2);
+  int64_t k = 0;
+  for (; k < fetching; ++k) step(k, true, true);
+  if (t.col0 == 0) {
+    for (; k < kc; ++k) step(k, true, false);
+  } else {
+    for (; k < kc; ++k) step(k, false, false);
   }
   if (st.plain && t.cols == 8 * V) return store_plain<R, V>(acc, c, ldc, t, st);
   // A copy goes to memory for the out-of-line store: were `acc` itself passed, it would live in
