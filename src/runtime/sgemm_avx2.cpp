@@ -184,11 +184,27 @@ TF_AVX2 void subtile_rows(int64_t kc, const float* a, const float* b, float* c, 
   subtile<2, V>(kc, a, b, c, ldc, t, st, prefetch);
 }
 
+// The next call's C tile and the residual it adds (both lines of each row), before this one's
+// depth loop: see Prefetch.
+TF_AVX2 void fetch_next_c(const Prefetch& prefetch, const float* c, int64_t ldc, const float* residual) {
+  for (int64_t r = 0; r < prefetch.next_c_rows; ++r) {
+    const float* row = prefetch.next_c + r * ldc;
+    _mm_prefetch(reinterpret_cast<const char*>(row), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(row + 16), _MM_HINT_T0);
+    if (residual != nullptr) {
+      const float* res = residual + (row - c);
+      _mm_prefetch(reinterpret_cast<const char*>(res), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(res + 16), _MM_HINT_T0);
+    }
+  }
+}
+
 }  // namespace
 
 TF_AVX2 void microkernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int rows, int cols,
                          const TileStore& store, Prefetch prefetch) {
   static_assert(kMR % kSubRows == 0 && kNR % kSubCols == 0, "sub-tiles must tile the panels");
+  if (prefetch.next_c != nullptr) fetch_next_c(prefetch, c, ldc, store.residual);
   const SubTileStore st(store);
   for (int col0 = 0; col0 < cols; col0 += kSubCols) {
     for (int row0 = 0; row0 < rows; row0 += kSubRows) {
