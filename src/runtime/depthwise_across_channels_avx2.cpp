@@ -22,23 +22,11 @@ namespace {
 
 constexpr int kLanes = 8;        // channels per block
 constexpr int kRowOutputs = 8;   // outputs of a row summed together, in registers
-constexpr int64_t kBandBytes = 128 << 10;  // of the padded input block: a band of rows, in L2
 
-int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
-// The padded block's geometry, as the AVX-512 kernel's with 8 channels a column.
-struct Block {
-  int64_t columns = 0, band = 0;
-  explicit Block(const ConvShape& s) {
-    const int64_t reach = (round_up(s.out_w, kRowOutputs) - 1) * s.stride_w + (s.kw - 1) * s.dil_w + 1;
-    columns = std::max(reach, s.pad_left + s.width);
-    const int64_t row_bytes = columns * kLanes * static_cast<int64_t>(sizeof(float));
-    band = 1;
-    while (band < s.out_h && input_rows(s, band + 1) * row_bytes <= kBandBytes) ++band;
-  }
-  static int64_t input_rows(const ConvShape& s, int64_t out_rows) {
-    return (out_rows - 1) * s.stride_h + (s.kh - 1) * s.dil_h + 1;
-  }
+// The padded block's geometry with this kernel's lanes and row outputs.
+struct Block : AcrossChannelsBlock {
+  explicit Block(const ConvShape& s) : AcrossChannelsBlock(s, kLanes, kRowOutputs) {}
 };
 
 thread_local ScratchBuffer t_input, t_output, t_weights;
