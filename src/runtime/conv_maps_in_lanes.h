@@ -21,9 +21,10 @@ namespace tilefuse::runtime {
 // True where conv_maps_in_lanes runs the shape and is the faster: the CPU has AVX2, weights
 // (a group's) that stay in L2 (every output reads all of them: ViT's 16x16 patch embedding, with
 // 768 maps and 2.4 MB of weights, ran 2.4x slower here than as a GEMM), and either one group of
-// at most 4 input channels (a stem) or groups of more than one channel whose maps fill most of
-// their vectors (RegNet, ResNeXt: 8, 16, 32 or 48 maps a group; a GEMM per group and image had
-// 16 rows of maps and a few positions).
+// at most 4 input channels (a stem; with AVX2 only, one of at most 16 maps or of 49 taps and
+// more) or groups of more than one channel whose maps fill most of their vectors (RegNet,
+// ResNeXt: 8, 16, 32 or 48 maps a group; a GEMM per group and image had 16 rows of maps and a
+// few positions).
 bool conv_maps_in_lanes_suits(const ConvShape& s);
 
 // The work items conv_maps_in_lanes splits: output rows of every image, for every group (item
