@@ -91,7 +91,7 @@ TF_AVX2 void store_planes(const ConvShape& s, const Band& b, const float* sums, 
     const int maps = static_cast<int>(std::min<int64_t>(kLanes, s.maps - m0));
     for (int64_t q0 = 0; q0 < positions; q0 += kLanes) {
       const int count = static_cast<int>(std::min<int64_t>(kLanes, positions - q0));
-      const __m256i mask = runtime::avx2::lanes8(count);
+      const __m256i mask = lanes8(count);
       __m256 v[kLanes];
       runtime::avx2::load_transposed(sums + q0 * maps_padded + m0, maps_padded, count, kLanes, v);
 #pragma GCC unroll 8

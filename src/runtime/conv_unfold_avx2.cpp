@@ -49,17 +49,11 @@ struct LoadMask {
   TF_AVX2 __m256i high() const { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hi)); }
 };
 
-TF_AVX2 __m256i lanes_between(int lo, int hi) {
-  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(lo), iota),
-                             _mm256_cmpgt_epi32(_mm256_set1_epi32(hi), iota));
-}
-
 template <int kStride>
 TF_AVX2 LoadMask load_mask(const Chunk& c, ColumnRange valid) {
   const int lo = c.first + static_cast<int>(std::clamp<int64_t>(valid.lo - c.ox, 0, c.count));
   const int hi = c.first + static_cast<int>(std::clamp<int64_t>(valid.hi - c.ox, lo - c.first, c.count));
-  const __m256i lanes = lanes_between(lo, hi);
+  const __m256i lanes = lanes8_between(lo, hi);
   if constexpr (kStride != 2) return {lanes, lanes};
   // Value e of the 16 is kept when it is even and lane e / 2 is in the mask.
   const __m256i even = _mm256_setr_epi32(-1, 0, -1, 0, -1, 0, -1, 0);

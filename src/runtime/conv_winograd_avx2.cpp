@@ -18,17 +18,9 @@ namespace {
 
 constexpr int kSegment = 8;  // tiles of one tile row transformed together, one per lane
 
-// The lanes k with lo <= k < hi.
-TF_AVX2 __m256i lanes_between(int64_t lo, int64_t hi) {
-  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const auto clamp = [](int64_t v) { return static_cast<int>(std::clamp<int64_t>(v, -1, kSegment + 1)); };
-  return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(clamp(lo)), iota),
-                             _mm256_cmpgt_epi32(_mm256_set1_epi32(clamp(hi)), iota));
-}
-
 // 8 values of a row from column `col`, zero outside [0, width).
 TF_AVX2 __m256 load_inside(const float* row, int64_t col, int64_t width) {
-  return _mm256_maskload_ps(address(row, col), lanes_between(-col, width - col));
+  return _mm256_maskload_ps(address(row, col), lanes8_between(-col, width - col));
 }
 
 // The even and the odd values of a (8 values) followed by b (8 more).
@@ -73,8 +65,8 @@ TF_AVX2 void store_tiles(float* panels, int64_t depth, int64_t channel, int64_t 
     _mm256_storeu_ps(at(tile), v);
     return;
   }
-  _mm256_maskstore_ps(at(tile), lanes_between(0, first), v);
-  if (first < n) _mm256_maskstore_ps(const_cast<float*>(address(at(tile + first), -first)), lanes_between(first, n), v);
+  _mm256_maskstore_ps(at(tile), lanes8(first), v);
+  if (first < n) _mm256_maskstore_ps(const_cast<float*>(address(at(tile + first), -first)), lanes8_between(first, n), v);
 }
 
 }  // namespace
@@ -107,7 +99,7 @@ TF_AVX2 void transform_input(const ConvShape& s, const TileGrid& grid, const flo
       float* last = panels + xi * stride + (count / kNR) * s.channels * kNR;
       for (int64_t c = 0; c < s.channels; ++c) {
         for (int v = static_cast<int>(used / kSegment); v < kNR / kSegment; ++v) {
-          _mm256_maskstore_ps(last + c * kNR + kSegment * v, lanes_between(used - kSegment * v, kSegment),
+          _mm256_maskstore_ps(last + c * kNR + kSegment * v, lanes8_between(used - kSegment * v, kSegment),
                               _mm256_setzero_ps());
         }
       }
@@ -127,7 +119,7 @@ TF_AVX2 void transform_output(const ConvShape& s, const TileGrid& grid, const It
     for (int64_t local = 0; local < item.count;) {
       const int64_t tile = item.first + local, th = tile / grid.cols, tw = tile % grid.cols;
       const int n = static_cast<int>(std::min({int64_t{kSegment}, grid.cols - tw, item.count - local}));
-      const __m256i used = lanes_between(0, n);
+      const __m256i used = lanes8(n);
       __m256 p[kPoints];
       for (int xi = 0; xi < kPoints; ++xi) {
         const float* at = row + xi * products.stride + local;
@@ -150,7 +142,7 @@ TF_AVX2 void transform_output(const ConvShape& s, const TileGrid& grid, const It
           const int64_t left = room - kSegment * h;
           if (left <= 0) break;
           float* dst = out + offset + kSegment * h;
-          const __m256i mask = lanes_between(0, left);
+          const __m256i mask = lanes8(left);
           __m256 v = halves[h];
           if (epilogue.residual != nullptr) {
             const float* res = epilogue.residual + offset + kSegment * h;

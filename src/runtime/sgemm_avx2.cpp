@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "runtime/activation_vectors.h"
+#include "runtime/lane_masks.h"
 #include "runtime/sgemm_isa.h"
 
 #define TF_AVX2 __attribute__((target("avx2,fma")))
@@ -18,11 +19,6 @@ namespace {
 
 constexpr int kSubRows = 6;
 constexpr int kSubCols = 16;
-
-// The lanes [0, n) of an 8-lane vector as a maskload/maskstore mask, n clamped to [0, 8].
-TF_AVX2 __m256i lanes8(int n) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(std::clamp(n, 0, 8)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
 
 // Where a sub-tile lies in its tile, and how many of its rows and columns are stored.
 struct SubTile {

@@ -8,15 +8,11 @@
 
 #include <cstdint>
 
+#include "runtime/lane_masks.h"
+
 #define TF_AVX2_TRANSPOSE __attribute__((target("avx2,fma"), always_inline))
 
 namespace tilefuse::runtime::avx2 {
-
-// The lanes [0, n) of an 8-lane vector as a maskload/maskstore mask, n clamped to [0, 8].
-TF_AVX2_TRANSPOSE inline __m256i lanes8(int64_t n) {
-  const int count = n <= 0 ? 0 : n >= 8 ? 8 : static_cast<int>(n);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
 
 // v[r] holds 8 consecutive values of row r; afterwards v[e] holds value e of every row.
 TF_AVX2_TRANSPOSE inline void transpose8(__m256 v[8]) {
