@@ -163,7 +163,10 @@ class Scheduler {
     }
     for (const Value* in : k().inputs) {
       const Dim& across = nest.inner.back().strides.at(in);
-      if (in->dtype == DType::boolean || across == Dim(0) || across == Dim(1) || !(rows.strides.at(in) == Dim(1))) continue;
+      if (in->dtype == DType::boolean || across == Dim(0) || across == Dim(1) || fusion::is_run_time_unit_stride(across) ||
+          !(rows.strides.at(in) == Dim(1))) {
+        continue;
+      }
       s_.transposed.push_back(in);
     }
   }

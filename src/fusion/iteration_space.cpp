@@ -172,8 +172,29 @@ namespace {
 
 bool is_reduction(const Node& node) { return node.def().has(kReduction); }
 
+// Whether `d` is one of the dims whose broadcast made `result`: max(a, max(b, c)) holds a, b
+// and c. Inference made that max and assumed each of them to be 1 or the max
+// (Graph::assume_broadcast), which every run checks before its kernels are launched.
+bool broadcasts_into(const Dim& d, const Dim& result) {
+  if (result.kind() != Dim::Kind::Max) return false;
+  return std::any_of(result.operands().begin(), result.operands().end(),
+                     [&](const Dim& part) { return part == d || broadcasts_into(d, part); });
+}
+
+// Whether `shape` is `domain` on every run: dim by dim the same, or a constant other than 1 that
+// the broadcast making the domain's dim assumed to be 1 or that dim (128 in max(128, seq)).
+bool same_at_run_time(const Shape& shape, const Shape& domain) {
+  if (shape.size() != domain.size()) return false;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const bool settled = shape[i].is_const() && shape[i] != Dim(1) && broadcasts_into(shape[i], domain[i]);
+    if (shape[i] != domain[i] && !settled) return false;
+  }
+  return true;
+}
+
 // Strides of `shape` right-aligned onto `domain` (numpy broadcasting); nullopt if it does not
-// broadcast. Axes in `collapsed` must be 1 in `shape` (the value lives at reduced level).
+// broadcast. A dim that only the run's shapes settle (`seq` against max(128, seq): 1 or 128)
+// gets a stride settled then too, min(seq - 1, 1) times its own: 0 where it is 1.
 std::optional<std::vector<Dim>> broadcast_strides(const Shape& shape, const Shape& domain) {
   if (shape.size() > domain.size()) return std::nullopt;
   std::vector<Dim> strides(domain.size(), Dim(0));
@@ -185,6 +206,8 @@ std::optional<std::vector<Dim>> broadcast_strides(const Shape& shape, const Shap
       strides[offset + i] = 0;
     } else if (d == domain[offset + i]) {
       strides[offset + i] = stride;
+    } else if (broadcasts_into(d, domain[offset + i])) {
+      strides[offset + i] = stride * min(d - Dim(1), Dim(1));
     } else {
       return std::nullopt;
     }
@@ -418,8 +441,11 @@ class Deriver {
     }
     for (Node* n : nodes) {
       if (feeds_only_index_maps(n->outputs[0])) continue;  // a link inside a Slice/Transpose chain
-      if (n->outputs[0]->rank() > static_cast<int64_t>(space_.domain.size()) || space_.domain.empty()) {
-        space_.domain = n->outputs[0]->shape;
+      // The widest output; of [N, 16] and [N, max(16, seq)], the max (the same size on every run).
+      const Shape& shape = n->outputs[0]->shape;
+      if (shape.size() > space_.domain.size() || space_.domain.empty() ||
+          (shape != space_.domain && same_at_run_time(space_.domain, shape))) {
+        space_.domain = shape;
       }
     }
     return true;
@@ -489,11 +515,11 @@ class Deriver {
   }
 
   bool place_output(const Value* v, const Node& node) {
-    if (v->shape == space_.domain) {
+    if (same_at_run_time(v->shape, space_.domain)) {
       space_.access[v] = {Level::Full, *broadcast_strides(v->shape, space_.domain)};
       return true;
     }
-    if (!space_.reduced_axes.empty() && v->shape == space_.reduced_shape()) {
+    if (!space_.reduced_axes.empty() && same_at_run_time(v->shape, space_.reduced_shape())) {
       space_.access[v] = {Level::Reduced, *broadcast_strides(v->shape, space_.domain)};
       return true;
     }
@@ -722,6 +748,12 @@ class Deriver {
 };
 
 }  // namespace
+
+bool is_run_time_unit_stride(const Dim& stride) {
+  if (stride.kind() != Dim::Kind::Min) return false;
+  const auto& parts = stride.operands();
+  return std::any_of(parts.begin(), parts.end(), [](const Dim& part) { return part == Dim(1); });
+}
 
 IterationSpaceResult derive_iteration_space(const std::vector<Node*>& nodes) {
   if (nodes.empty()) return {std::nullopt, "empty group"};

@@ -52,6 +52,11 @@ struct IterationSpace {
   Shape reduced_shape() const;  // domain with the reduced axes set to 1
 };
 
+// Whether a stride is one that only the run settles, 0 or 1 (min(seq - 1, 1): a dim that is 1
+// or the domain's). Kernels read such an input as a contiguous or a broadcast one, chosen at
+// launch, never as one strided across rows.
+bool is_run_time_unit_stride(const Dim& stride);
+
 struct IterationSpaceResult {
   std::optional<IterationSpace> space;
   std::string reason;  // why not, when space is empty

@@ -62,7 +62,7 @@ const Value* leading_input(const LoopNest& nest, const std::vector<Value*>& load
   int64_t lead_elements = 0;
   for (const Value* v : loads) {
     const Dim& along = nest.inner.back().strides.at(v);
-    if (!(along == Dim(0)) && !(along == Dim(1))) return nullptr;
+    if (!(along == Dim(0)) && !(along == Dim(1)) && !is_run_time_unit_stride(along)) return nullptr;
     if (!(along == Dim(1))) continue;
     int64_t elements = 1;
     bool full = true;
@@ -98,7 +98,7 @@ bool LoopNest::walks_across_rows(const std::vector<Value*>& loads) const {
   if (reduces || inner.empty()) return false;
   return std::any_of(loads.begin(), loads.end(), [&](const Value* v) {
     const Dim& stride = inner.back().strides.at(v);
-    return !(stride == Dim(0)) && !(stride == Dim(1));
+    return !(stride == Dim(0)) && !(stride == Dim(1)) && !is_run_time_unit_stride(stride);
   });
 }
 

@@ -227,11 +227,36 @@ void Graph::assume_nonnegative(Dim dim, std::string reason) {
   assumptions_.push_back({std::move(dim), std::move(reason)});
 }
 
+void Graph::assume_broadcast(Dim operand, Dim result, std::string reason) {
+  for (const BroadcastAssumption& a : broadcast_assumptions_) {
+    if (a.operand == operand && a.result == result) return;
+  }
+  broadcast_assumptions_.push_back({std::move(operand), std::move(result), std::move(reason)});
+}
+
+namespace {
+
+bool all_bound(const Dim& dim, const SymbolBindings& bindings) {
+  for (const auto& s : dim.symbols()) {
+    if (!bindings.count(s)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 void Graph::check_assumptions(const SymbolBindings& bindings) const {
+  for (const BroadcastAssumption& a : broadcast_assumptions_) {
+    if (!all_bound(a.operand, bindings) || !all_bound(a.result, bindings)) continue;
+    const int64_t operand = a.operand.evaluate(bindings), result = a.result.evaluate(bindings);
+    if (operand != 1 && operand != result) {
+      fail_user("graph '{}': the input shapes make {} = {}, which does not broadcast to {} = {} ({}; numpy rule: "
+                "equal or 1)",
+                name, a.operand.to_string(), operand, a.result.to_string(), result, a.reason);
+    }
+  }
   for (const Assumption& a : assumptions_) {
-    bool bound = true;
-    for (const auto& s : a.dim.symbols()) bound = bound && bindings.count(s) != 0;
-    if (!bound) continue;
+    if (!all_bound(a.dim, bindings)) continue;
     const int64_t v = a.dim.evaluate(bindings);
     if (v < 0) {
       fail_user("graph '{}': the input shapes make {} = {}, but the graph was planned taking it to be >= 0 ({}); "

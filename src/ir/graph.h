@@ -114,11 +114,23 @@ class Graph {
   };
   void assume_nonnegative(Dim dim, std::string reason);
   const std::vector<Assumption>& assumptions() const { return assumptions_; }
-  // Throws UserError naming the assumption whose dim evaluates below 0 under `bindings`.
+  // Where two different symbolic dims broadcast, inference makes the result their max and takes
+  // each operand dim to be 1 or that max (numpy's rule), so kernels may read an operand with a
+  // stride settled at run time (fusion/iteration_space.cpp).
+  struct BroadcastAssumption {
+    Dim operand;
+    Dim result;
+    std::string reason;
+  };
+  void assume_broadcast(Dim operand, Dim result, std::string reason);
+  const std::vector<BroadcastAssumption>& broadcast_assumptions() const { return broadcast_assumptions_; }
+  // Throws UserError naming the first assumption `bindings` break: a dim below 0, or an operand
+  // dim that is neither 1 nor its broadcast result.
   void check_assumptions(const SymbolBindings& bindings) const;
 
  private:
   std::vector<Assumption> assumptions_;
+  std::vector<BroadcastAssumption> broadcast_assumptions_;
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<Value>> values_;
   std::vector<Value*> inputs_;

@@ -18,6 +18,7 @@ Graph clone_graph(const Graph& graph) {
   Graph copy;
   copy.name = graph.name;
   for (const Graph::Assumption& a : graph.assumptions()) copy.assume_nonnegative(a.dim, a.reason);
+  for (const auto& a : graph.broadcast_assumptions()) copy.assume_broadcast(a.operand, a.result, a.reason);
   std::map<const Value*, Value*> mapped;
   for (const Value* in : graph.inputs()) mapped[in] = copy.add_input(in->name, in->dtype, in->shape);
   for (const Value* v : graph.values()) {

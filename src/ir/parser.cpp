@@ -375,6 +375,7 @@ class IrParser {
 
   // ---- statements: constants and nodes
   void statement() {
+    if (accept_keyword("assume")) return assumption();
     std::vector<Declaration> outputs;
     if (peek("%")) {
       do {
@@ -384,6 +385,25 @@ class IrParser {
       if (accept_keyword("const")) return constant(outputs);
     }
     node(outputs);
+  }
+  // `assume nonnegative(DIM) "reason"` or `assume broadcast(DIM, DIM) "reason"` (Graph::assume_*).
+  void assumption() {
+    skip_space();
+    const size_t pos = pos_;
+    const std::string kind = word();
+    if (kind != "nonnegative" && kind != "broadcast") error_at(pos, "expected nonnegative or broadcast after assume");
+    expect("(");
+    const std::vector<Dim> dims = dim_list(')');
+    if (dims.size() != (kind == "broadcast" ? 2u : 1u)) {
+      error_at(pos, fmt::format("assume {} takes {} dims, got {}", kind, kind == "broadcast" ? 2 : 1, dims.size()));
+    }
+    skip_space();
+    std::string reason = quoted();
+    if (kind == "broadcast") {
+      graph_.assume_broadcast(dims[0], dims[1], std::move(reason));
+    } else {
+      graph_.assume_nonnegative(dims[0], std::move(reason));
+    }
   }
   void constant(std::vector<Declaration>& decls) {
     Declaration& d = decls.front();

@@ -216,10 +216,23 @@ std::string header_text(const Graph& graph, const PrintOptions& options) {
   return out + ") {\n";
 }
 
+// What inference took for granted about the symbols (Graph::assume_*), so that a graph read
+// back (a model package) still checks it on every set of input shapes.
+std::string assumptions_text(const Graph& graph) {
+  std::string out;
+  for (const Graph::Assumption& a : graph.assumptions()) {
+    out += fmt::format("  assume nonnegative({}) {}\n", a.dim.to_string(), quote(a.reason));
+  }
+  for (const Graph::BroadcastAssumption& a : graph.broadcast_assumptions()) {
+    out += fmt::format("  assume broadcast({}, {}) {}\n", a.operand.to_string(), a.result.to_string(), quote(a.reason));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string print_graph(const Graph& graph, const PrintOptions& options) {
-  std::string out = header_text(graph, options);
+  std::string out = header_text(graph, options) + assumptions_text(graph);
   const auto& inputs = graph.inputs();
   for (const Value* v : graph.values()) {
     bool is_input = std::find(inputs.begin(), inputs.end(), v) != inputs.end();

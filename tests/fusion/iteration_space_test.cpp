@@ -40,6 +40,26 @@ TEST(IterationSpace, AHeadSplitViewSpreadsStridesOverTheRefinedAxes) {
   EXPECT_EQ(r.space->access.at(max).strides, (std::vector<Dim>{Dim(128), Dim(4), Dim(1), Dim(0)}));
 }
 
+// scores [N, 16] / 4 + mask [N, seq]: the sum is [N, max(16, seq)], seq is 1 or 16 (checked on
+// each run), so the mask's inner stride is min(seq - 1, 1), 0 or 1 at launch, and the quotient
+// [N, 16] is the domain on every run.
+TEST(IterationSpace, ADimThatOnlyTheRunSettlesGetsAStrideSettledThen) {
+  Graph g;
+  Value* scores = g.add_input("scores", DType::f32, {Dim::symbol("N"), Dim(16)});
+  Value* mask = g.add_input("mask", DType::f32, {Dim::symbol("N"), Dim::symbol("seq")});
+  Value* four = g.add_constant("four", Tensor::scalar_f32(4.0f));
+  Value* scaled = g.add_node("Div", "div", {scores, four}, {"scaled"})->outputs[0];
+  g.add_output(g.add_node("Add", "add", {scaled, mask}, {"y"})->outputs[0]);
+  g.infer_shapes();
+  const IterationSpaceResult r = derive_iteration_space(all_nodes(g));
+  ASSERT_TRUE(r.space) << r.reason;
+  EXPECT_EQ(shape_to_string(r.space->domain), "[N, max(16, seq)]");
+  const Dim seq = Dim::symbol("seq");
+  EXPECT_EQ(r.space->access.at(mask).strides, (std::vector<Dim>{seq, min(seq - Dim(1), Dim(1))}));
+  EXPECT_EQ(r.space->access.at(scores).strides, (std::vector<Dim>{Dim(16), Dim(1)}));
+  EXPECT_EQ(r.space->access.at(scaled).strides, (std::vector<Dim>{Dim(16), Dim(1)}));
+}
+
 TEST(IterationSpace, ShapesWithoutACommonRefinementAreRefused) {
   Graph g;
   Value* x = g.add_input("x", DType::f32, {Dim(4), Dim(6)});

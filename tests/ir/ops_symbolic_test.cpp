@@ -109,5 +109,32 @@ TEST(SymbolicShapes, DimExpressionComparedWithMinusOneIsAnAssumptionThatRunsChec
   EXPECT_NE(msg.find("node 'eq' (Equal)"), std::string::npos) << msg;
 }
 
+// Scores [B, 128] plus a mask [B, seq]: the sum is [B, max(128, seq)], and the graph takes seq to
+// be 1 or that max, so a run with seq = 64 is refused by name rather than read out of bounds.
+TEST(SymbolicShapes, BroadcastOfTwoDifferentDimsIsAnAssumptionThatRunsCheck) {
+  Graph g;
+  Value* scores = g.add_input("scores", DType::f32, {sym("B"), Dim(128)});
+  Value* mask = g.add_input("mask", DType::f32, {sym("B"), sym("seq")});
+  Node* add = g.add_node("Add", "add", {scores, mask}, {""});
+  g.infer_shapes();
+  EXPECT_EQ(shape_of_output(add), "[B, max(128, seq)]");
+  ASSERT_EQ(g.broadcast_assumptions().size(), 2u);  // 128 and seq, each 1 or the max
+  EXPECT_NO_THROW(g.check_assumptions({{"B", 2}, {"seq", 128}}));
+  EXPECT_NO_THROW(g.check_assumptions({{"B", 2}, {"seq", 1}}));
+  std::string msg = op_testing::user_error([&] { g.check_assumptions({{"B", 2}, {"seq", 64}}); });
+  EXPECT_NE(msg.find("seq = 64, which does not broadcast to max(128, seq) = 128"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 'add' (Add)"), std::string::npos) << msg;
+}
+
+// Equal dims, or a 1 against anything, assume nothing.
+TEST(SymbolicShapes, SettledBroadcastsAssumeNothing) {
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {sym("B"), sym("seq")});
+  Value* row = g.add_input("row", DType::f32, {Dim(1), sym("seq")});
+  g.add_node("Mul", "mul", {x, row}, {""});
+  g.infer_shapes();
+  EXPECT_TRUE(g.broadcast_assumptions().empty());
+}
+
 }  // namespace
 }  // namespace tilefuse

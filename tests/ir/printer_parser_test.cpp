@@ -427,12 +427,31 @@ TEST(ParserTest, ErrorsNameLineColumnAndExpectation) {
       {"graph g() -> () {\n", "2:1", "an op name"},
       {"graph g() -> (%nope) {\n}\n", "1:15", "%nope is not defined"},
       {"graf g() -> () {}", "1:1", "'graph'"},
+      {"graph g() -> () {\n  assume positive(N) \"r\"\n}\n", "2:10", "nonnegative or broadcast"},
+      {"graph g() -> () {\n  assume broadcast(N) \"r\"\n}\n", "2:10", "takes 2 dims, got 1"},
   };
   for (const Case& c : cases) {
     std::string msg = parse_error(c.text);
     EXPECT_NE(msg.find(std::string("IR text ") + c.where + ":"), std::string::npos) << c.text << "\n-> " << msg;
     EXPECT_NE(msg.find(c.what), std::string::npos) << c.text << "\n-> " << msg;
   }
+}
+
+// What inference assumed about the symbols is part of the text, so a model package read back
+// still refuses the shapes that break it.
+TEST(PrinterParser, AssumptionsRoundTrip) {
+  const std::string text =
+      "graph g(%s: f32[B, 128], %m: f32[B, seq]) -> (%y) {\n"
+      "  assume nonnegative(seq - 1) \"a reason\"\n"
+      "  assume broadcast(seq, max(128, seq)) \"node 'add' (Add) broadcasts\"\n"
+      "  %y: f32[B, max(128, seq)] = Add(%s, %m) @add\n"
+      "}\n";
+  Graph g = parse_graph(text);
+  ASSERT_EQ(g.assumptions().size(), 1u);
+  ASSERT_EQ(g.broadcast_assumptions().size(), 1u);
+  EXPECT_EQ(g.broadcast_assumptions()[0].result.to_string(), "max(128, seq)");
+  EXPECT_THROW(g.check_assumptions({{"B", 1}, {"seq", 64}}), UserError);
+  expect_round_trip(text);
 }
 
 // A model package keeps large tensors out of the text: the printer hands them to place_data

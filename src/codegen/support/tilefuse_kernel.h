@@ -177,6 +177,10 @@ template <typename V, typename T> inline V load_strided(const T* p, int64_t stri
   } else if constexpr (std::is_same_v<V, float>) {
     return to_f32(*p);
   } else {
+    // A stride the run settles (a dim that is 1 or the domain's: fusion/iteration_space.cpp) is
+    // 0 or 1, the same on every call: the branch predicts, and the plain loads are cheaper.
+    if (stride == 1) return load<VF>(p);
+    if (stride == 0) return load_bcast<VF>(p);
     if (VF v; gathers_strided(p, stride, v)) return v;
     alignas(64) float tmp[kLanes];
     for (int64_t i = 0; i < kLanes; ++i) tmp[i] = to_f32(p[i * stride]);
@@ -413,6 +417,8 @@ template <typename V> inline auto load_mask_strided(const bool* p, int64_t strid
   } else if constexpr (std::is_same_v<V, float>) {
     return *p;
   } else {
+    if (stride == 1) return load_mask<VF>(p);  // a stride the run settles, as in load_strided
+    if (stride == 0) return mask_bcast<VF>(*p);
     alignas(64) float tmp[kLanes];
     for (int64_t i = 0; i < kLanes; ++i) tmp[i] = p[i * stride] ? 1.0f : 0.0f;
     return VF::load_aligned(tmp) != VF(0.0f);

@@ -61,10 +61,10 @@ std::optional<Dim> equal_known(const Node& node, Graph& graph, const Dim& a, con
   return std::nullopt;
 }
 
-void infer_arithmetic(Node& node, const ValueFn& fn) {
+void infer_arithmetic(Node& node, Graph& graph, const ValueFn& fn) {
   require_same_dtype(node, 1, 0);
   DType t = node.input(0)->dtype;
-  Shape shape = broadcast_inputs(node);
+  Shape shape = broadcast_inputs(node, graph);
   set_output(node, 0, t, shape, is_integer(t) ? combine_known(node, fn) : std::nullopt);
 }
 
@@ -74,7 +74,7 @@ void add_arithmetic(OpRegistry& r, std::string name, ValueFn fn) {
          .min_inputs = 2,
          .max_inputs = 2,
          .input_dtypes = kNumericTypes,
-         .infer = [fn](Node& node, Graph&) { infer_arithmetic(node, fn); }});
+         .infer = [fn](Node& node, Graph& graph) { infer_arithmetic(node, graph, fn); }});
 }
 
 // Mod: fmod=0 takes the divisor's sign (Python %), fmod=1 the dividend's (C fmod); ONNX
@@ -86,7 +86,7 @@ std::optional<Dim> mod_known(const Node& node, const Dim& a, const Dim& b) {
   return std::nullopt;
 }
 
-void infer_mod(Node& node, Graph&) {
+void infer_mod(Node& node, Graph& graph) {
   require_same_dtype(node, 1, 0);
   DType t = node.input(0)->dtype;
   if (is_float(t) && node.attr_int("fmod", 0) == 0) {
@@ -94,12 +94,12 @@ void infer_mod(Node& node, Graph&) {
               node.input(0)->name);
   }
   ValueFn fn = [&node](const Dim& a, const Dim& b) { return mod_known(node, a, b); };
-  set_output(node, 0, t, broadcast_inputs(node), is_integer(t) ? combine_known(node, fn) : std::nullopt);
+  set_output(node, 0, t, broadcast_inputs(node, graph), is_integer(t) ? combine_known(node, fn) : std::nullopt);
 }
 
-void infer_pow(Node& node, Graph&) {
+void infer_pow(Node& node, Graph& graph) {
   require_dtype(node, 1, kNumericTypes);
-  set_output(node, 0, node.input(0)->dtype, broadcast_inputs(node));
+  set_output(node, 0, node.input(0)->dtype, broadcast_inputs(node, graph));
 }
 
 void add_unary(OpRegistry& r, std::string name, const std::vector<DType>& types) {
@@ -111,7 +111,7 @@ void infer_predicate(Node& node, Graph& graph) {
   for (size_t i = 1; i < node.inputs.size(); ++i) require_same_dtype(node, i, 0);
   bool is_equal = node.op == "Equal";
   ValueFn equal = [&](const Dim& a, const Dim& b) { return equal_known(node, graph, a, b); };
-  set_output(node, 0, DType::boolean, broadcast_inputs(node), is_equal ? combine_known(node, equal) : std::nullopt);
+  set_output(node, 0, DType::boolean, broadcast_inputs(node, graph), is_equal ? combine_known(node, equal) : std::nullopt);
 }
 
 void add_predicate(OpRegistry& r, std::string name, const std::vector<DType>& types, int arity = 2) {
@@ -137,10 +137,10 @@ std::optional<Values> select_known(const Node& node, const Shape& shape) {
   return out;
 }
 
-void infer_where(Node& node, Graph&) {
+void infer_where(Node& node, Graph& graph) {
   require_dtype(node, 1, kAllTypes);
   require_same_dtype(node, 2, 1);
-  Shape shape = broadcast_inputs(node);
+  Shape shape = broadcast_inputs(node, graph);
   set_output(node, 0, node.input(1)->dtype, shape, select_known(node, shape));
 }
 
@@ -153,9 +153,9 @@ void infer_clip(Node& node, Graph&) {
   set_output(node, 0, node.input(0)->dtype, node.input(0)->shape);
 }
 
-void infer_variadic(Node& node, Graph&) {
+void infer_variadic(Node& node, Graph& graph) {
   for (size_t i = 1; i < node.inputs.size(); ++i) require_same_dtype(node, i, 0);
-  set_output(node, 0, node.input(0)->dtype, broadcast_inputs(node));
+  set_output(node, 0, node.input(0)->dtype, broadcast_inputs(node, graph));
 }
 
 void infer_cast(Node& node, Graph&) {

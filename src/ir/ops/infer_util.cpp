@@ -135,12 +135,26 @@ std::vector<int64_t> node_axes(const Node& node, const std::vector<int64_t>& axe
   return out;
 }
 
-Shape broadcast_inputs(const Node& node) {
+Shape broadcast_assuming(Graph& graph, const Shape& a, const Shape& b, const std::string& where) {
+  Shape out = broadcast_shapes(a, b, where);
+  for (const Shape* operand : {&a, &b}) {
+    const size_t offset = out.size() - operand->size();
+    for (size_t i = 0; i < operand->size(); ++i) {
+      const Dim& d = (*operand)[i];
+      if (d == Dim(1) || d == out[offset + i]) continue;
+      graph.assume_broadcast(d, out[offset + i],
+                             fmt::format("{} broadcasts {} against {}", where, shape_to_string(a), shape_to_string(b)));
+    }
+  }
+  return out;
+}
+
+Shape broadcast_inputs(const Node& node, Graph& graph) {
   Shape out;
   bool first = true;
   for (const Value* in : node.inputs) {
     if (in == nullptr) continue;
-    out = first ? in->shape : broadcast_shapes(out, in->shape, node.describe());
+    out = first ? in->shape : broadcast_assuming(graph, out, in->shape, node.describe());
     first = false;
   }
   return out;

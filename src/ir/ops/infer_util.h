@@ -68,8 +68,12 @@ int64_t node_axis(const Node& node, int64_t axis, int64_t rank, std::string_view
 std::vector<int64_t> node_axes(const Node& node, const std::vector<int64_t>& axes, int64_t rank,
                                std::string_view what);
 
-// Numpy broadcast of the shapes of all present inputs.
-Shape broadcast_inputs(const Node& node);
+// Numpy broadcast of two shapes (broadcast_shapes), recording in `graph` what it takes for
+// granted where two different symbolic dims meet: each is 1 or their max (checked on every set
+// of input shapes, Graph::check_assumptions).
+Shape broadcast_assuming(Graph& graph, const Shape& a, const Shape& b, const std::string& where);
+// Numpy broadcast of the shapes of all present inputs (broadcast_assuming).
+Shape broadcast_inputs(const Node& node, Graph& graph);
 // Two dims that must be equal: a constant conflict is a UserError; a symbol next to a constant
 // resolves to the constant; two different symbols are taken to be equal (checked at run time).
 Dim unify_dims(const Node& node, const Dim& a, const Dim& b, std::string_view what);

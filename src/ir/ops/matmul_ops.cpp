@@ -16,7 +16,7 @@ const std::vector<DType> kMatMulTypes = {DType::f16, DType::f32, DType::f64, DTy
 
 // numpy.matmul: a 1-D A is a row vector and a 1-D B a column vector (the added dim is dropped
 // from the result); the leading (batch) dims broadcast.
-void infer_matmul(Node& node, Graph&) {
+void infer_matmul(Node& node, Graph& graph) {
   require_same_dtype(node, 1, 0);
   Shape a = node.input(0)->shape;
   Shape b = node.input(1)->shape;
@@ -32,7 +32,7 @@ void infer_matmul(Node& node, Graph&) {
   unify_dims(node, a[a.size() - 1], b[b.size() - 2],
              fmt::format("contracted dims (last of A {}, second to last of B {})",
                          shape_to_string(node.input(0)->shape), shape_to_string(node.input(1)->shape)));
-  Shape out = broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2),
+  Shape out = broadcast_assuming(graph, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2),
                                node.describe() + " batch dims");
   if (!a_vector) out.push_back(a[a.size() - 2]);
   if (!b_vector) out.push_back(b.back());
@@ -61,7 +61,7 @@ Shape permuted(const Node& node, const char* attr, const Shape& shape) {
   return out;
 }
 
-void infer_fused_matmul(Node& node, Graph&) {
+void infer_fused_matmul(Node& node, Graph& graph) {
   require_same_dtype(node, 1, 0);
   const Shape a = permuted(node, "perm_a", node.input(0)->shape), b = permuted(node, "perm_b", node.input(1)->shape);
   if (a.size() < 2 || b.size() < 2) {
@@ -70,7 +70,7 @@ void infer_fused_matmul(Node& node, Graph&) {
   unify_dims(node, a.back(), b[b.size() - 2],
              fmt::format("contracted dims (last of A {}, second to last of B {})", shape_to_string(a),
                          shape_to_string(b)));
-  Shape out = broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2), node.describe() + " batch dims");
+  Shape out = broadcast_assuming(graph, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2), node.describe() + " batch dims");
   out.push_back(a[a.size() - 2]);
   out.push_back(b.back());
   const Dim n = out.back();

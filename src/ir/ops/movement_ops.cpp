@@ -204,7 +204,7 @@ void infer_expand(Node& node, Graph& graph) {
         fail_user("{}: target shape {} has a negative dim", node.describe(), shape_to_string(*target));
       }
     }
-    set_output(node, 0, in->dtype, broadcast_shapes(in->shape, *target, node.describe()));
+    set_output(node, 0, in->dtype, broadcast_assuming(graph, in->shape, *target, node.describe()));
     return;
   }
   auto length = static_length(node.input(1));
