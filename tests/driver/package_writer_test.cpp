@@ -234,6 +234,33 @@ TEST(PackageWriter, SymbolicDimsRunAtEverySizeOnTheGenericKernels) {
   }
 }
 
+// x [N, 64] plus a mask [N, seq]: the kernel reads the mask at a stride the run settles, and
+// the package keeps the graph's assumption that seq is 1 or 64, so it refuses seq = 5 by name
+// rather than let the kernel read past the mask.
+TEST(PackageWriter, BroadcastAssumptionsSurviveTheRoundTrip) {
+  TempDir dir;
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {Dim::symbol("N"), Dim(64)});
+  Value* mask = g.add_input("mask", DType::f32, {Dim::symbol("N"), Dim::symbol("seq")});
+  g.add_output(g.add_node("Add", "add", {g.add_node("Exp", "exp", {x}, {"e"})->outputs[0], mask}, {"y"})->outputs[0]);
+  g.infer_shapes();
+  auto feed = [](int64_t seq) {
+    return std::map<std::string, Tensor>{{"x", random_tensor({3, 64}, 8)}, {"mask", random_tensor({3, seq}, 9)}};
+  };
+  ExecutorCounters counters;
+  Executor exe(g, options(1), counters);
+  exe.run(feed(64));
+  exe.save_package(dir.file("model.tfx"));
+  const Executable loaded = Executable::load(dir.file("model.tfx"));
+  for (int64_t seq : {64, 1}) expect_same(loaded.run(feed(seq)), reference::run_graph(g, feed(seq)), g, 1e-5);
+  try {
+    loaded.run(feed(5));
+    ADD_FAILURE() << "a package ran a mask of 5 against rows of 64";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("seq = 5, which does not broadcast"), std::string::npos) << e.what();
+  }
+}
+
 TEST(PackageWriter, KernelsThatNeverRanTakeTheirFirstCandidateUnmeasured) {
   TempDir dir;  // its own cache: no tuning record from another test
   const Graph g = model(Dim(32));
