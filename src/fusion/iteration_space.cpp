@@ -192,6 +192,16 @@ bool same_at_run_time(const Shape& shape, const Shape& domain) {
   return true;
 }
 
+// Whether `shape` reaches `wider` (of the same rank) only through broadcasts the run settles:
+// [N, s] and [N, max(s, t)].
+bool widens_at_run_time(const Shape& shape, const Shape& wider) {
+  if (shape.size() != wider.size() || shape == wider) return false;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] != wider[i] && !broadcasts_into(shape[i], wider[i])) return false;
+  }
+  return true;
+}
+
 // Strides of `shape` right-aligned onto `domain` (numpy broadcasting); nullopt if it does not
 // broadcast. A dim that only the run's shapes settle (`seq` against max(128, seq): 1 or 128)
 // gets a stride settled then too, min(seq - 1, 1) times its own: 0 where it is 1.
@@ -441,10 +451,9 @@ class Deriver {
     }
     for (Node* n : nodes) {
       if (feeds_only_index_maps(n->outputs[0])) continue;  // a link inside a Slice/Transpose chain
-      // The widest output; of [N, 16] and [N, max(16, seq)], the max (the same size on every run).
+      // The widest output: of [N, s] and [N, max(s, t)], the max.
       const Shape& shape = n->outputs[0]->shape;
-      if (shape.size() > space_.domain.size() || space_.domain.empty() ||
-          (shape != space_.domain && same_at_run_time(space_.domain, shape))) {
+      if (shape.size() > space_.domain.size() || space_.domain.empty() || widens_at_run_time(space_.domain, shape)) {
         space_.domain = shape;
       }
     }
@@ -532,7 +541,7 @@ class Deriver {
   }
 
   bool add_pointwise(const Node& n) {
-    if (!place_output(n.outputs[0], n)) return false;
+    if (!place_output(n.outputs[0], n) && !place_computed_broadcast(n.outputs[0])) return false;
     Level level = space_.access.at(n.outputs[0]).level;
     for (const Value* in : n.inputs) {
       if (in != nullptr && !add_operand(in, level, n)) return false;
@@ -540,6 +549,18 @@ class Deriver {
     for (size_t i = 1; i < n.outputs.size(); ++i) {
       if (!n.outputs[i]->users.empty()) return reject(fmt::format("{}: extra outputs are not supported in kernels", n.describe()));
     }
+    return true;
+  }
+
+  // A pointwise result whose shape reaches the domain only through broadcasts the run settles
+  // ([.., s] against [.., max(s, t)]): computed at every point of the domain from operands read
+  // the same way, it is what broadcasting it would give, since pointwise ops commute with
+  // broadcasts. It must stay inside the kernel (the planner checks).
+  bool place_computed_broadcast(const Value* v) {
+    auto strides = broadcast_strides(v->shape, space_.domain);
+    if (v->shape.size() != space_.domain.size() || !strides) return false;
+    space_.access[v] = {Level::Full, *strides};
+    space_.computed_broadcast.insert(v);
     return true;
   }
 

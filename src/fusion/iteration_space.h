@@ -46,6 +46,10 @@ struct IterationSpace {
   // Values between two index-map loads (the Slice in Slice -> Transpose): the kernel passes them
   // along but never has them at the domain's points, so none may leave the kernel.
   std::set<const Value*> passed_along;
+  // Values computed at every point of the domain although the run may make one of their dims 1
+  // where the domain's is not (scores [B, H, s, s] scaled before a mask of max(s, t) keys is
+  // added): the kernel never has them in their own shape, so none may leave it.
+  std::set<const Value*> computed_broadcast;
   // Gather and GatherElements results, in the order of the kernel's nodes.
   std::vector<std::pair<const Value*, GatherLoad>> gathers;
 

@@ -237,10 +237,12 @@ class Planner {
     auto space = derive_iteration_space(all);
     why = space.reason;
     if (!space.space) return false;
-    for (const Value* v : space.space->passed_along) {
-      if (leaves(v, all)) {
-        why = fmt::format("'{}' is needed outside the kernel in a shape the kernel never has", v->name);
-        return false;
+    for (const auto* values : {&space.space->passed_along, &space.space->computed_broadcast}) {
+      for (const Value* v : *values) {
+        if (leaves(v, all)) {
+          why = fmt::format("'{}' is needed outside the kernel in a shape the kernel never has", v->name);
+          return false;
+        }
       }
     }
     return true;

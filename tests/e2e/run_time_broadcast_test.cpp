@@ -40,6 +40,35 @@ std::vector<Case> cases() {
                    return std::vector<std::map<std::string, Tensor>>{scores_and_mask(3, 16, 1), scores_and_mask(2, 1, 3)};
                  },
                  1, true});
+  // GPT-2's dynamic export: scores [N, 2, s, s] scaled, then a mask of t keys added, softmax
+  // over max(s, t). The scaled scores are computed over the kernel's domain and never stored;
+  // with s = 1 they are themselves the broadcast operand.
+  out.push_back({"scaled_scores_then_mask_of_other_length",
+                 [](Graph& g) {
+                   Value* s = g.add_input("scores", DType::f32, {Dim::symbol("N"), Dim(2), Dim::symbol("s"), Dim::symbol("s")});
+                   Value* m = g.add_input("mask", DType::f32, {Dim::symbol("N"), Dim(1), Dim(1), Dim::symbol("t")});
+                   Value* scaled = node(g, "Mul", {s, g.add_constant("scale", Tensor::scalar_f32(0.125f))});
+                   g.add_output(node(g, "Softmax", {node(g, "Add", {scaled, m})}, {{"axis", int64_t{-1}}}));
+                   auto run = [](int64_t s, int64_t t) {
+                     return std::map<std::string, Tensor>{{"scores", filled({2, 2, s, s}, 9)}, {"mask", filled({2, 1, 1, t}, 10)}};
+                   };
+                   return std::vector<std::map<std::string, Tensor>>{run(24, 24), run(24, 1), run(1, 24)};
+                 },
+                 1, true});
+  // The same with the scaled scores an output too: they leave in their own shape, which the
+  // softmax's domain is not when s = 1 and t = 24.
+  out.push_back({"scaled_scores_also_an_output",
+                 [](Graph& g) {
+                   Value* s = g.add_input("scores", DType::f32, {Dim::symbol("N"), Dim(2), Dim::symbol("s"), Dim::symbol("s")});
+                   Value* m = g.add_input("mask", DType::f32, {Dim::symbol("N"), Dim(1), Dim(1), Dim::symbol("t")});
+                   Value* scaled = node(g, "Mul", {s, g.add_constant("scale", Tensor::scalar_f32(0.125f))});
+                   g.add_output(scaled);
+                   g.add_output(node(g, "Softmax", {node(g, "Add", {scaled, m})}, {{"axis", int64_t{-1}}}));
+                   auto run = [](int64_t s, int64_t t) {
+                     return std::map<std::string, Tensor>{{"scores", filled({2, 2, s, s}, 11)}, {"mask", filled({2, 1, 1, t}, 12)}};
+                   };
+                   return std::vector<std::map<std::string, Tensor>>{run(24, 24), run(1, 24)};
+                 }});
   // Both sides symbolic, each broadcasting in turn along the vectorised axis: [N, s] * [N, t].
   out.push_back({"both_sides_symbolic",
                  [](Graph& g) {

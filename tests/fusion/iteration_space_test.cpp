@@ -60,6 +60,27 @@ TEST(IterationSpace, ADimThatOnlyTheRunSettlesGetsAStrideSettledThen) {
   EXPECT_EQ(r.space->access.at(scaled).strides, (std::vector<Dim>{Dim(16), Dim(1)}));
 }
 
+// scores [N, s] * 0.125 + mask [N, t]: the product [N, s] is computed over [N, max(s, t)], read
+// at stride min(s - 1, 1), and listed as a value the kernel never has in its own shape (the
+// planner keeps such values from leaving the kernel).
+TEST(IterationSpace, AProductTheRunMayBroadcastIsComputedOverTheDomainAndKeptInside) {
+  Graph g;
+  const Dim s = Dim::symbol("s"), t = Dim::symbol("t");
+  Value* scores = g.add_input("scores", DType::f32, {Dim::symbol("N"), s});
+  Value* mask = g.add_input("mask", DType::f32, {Dim::symbol("N"), t});
+  Value* eighth = g.add_constant("eighth", Tensor::scalar_f32(0.125f));
+  Value* scaled = g.add_node("Mul", "mul", {scores, eighth}, {"scaled"})->outputs[0];
+  Value* y = g.add_node("Add", "add", {scaled, mask}, {"y"})->outputs[0];
+  g.add_output(y);
+  g.infer_shapes();
+  const IterationSpaceResult r = derive_iteration_space(all_nodes(g));
+  ASSERT_TRUE(r.space) << r.reason;
+  EXPECT_EQ(shape_to_string(r.space->domain), "[N, max(s, t)]");
+  EXPECT_EQ(r.space->access.at(scores).strides, (std::vector<Dim>{s, min(s - Dim(1), Dim(1))}));
+  EXPECT_EQ(r.space->computed_broadcast, (std::set<const Value*>{scaled}));
+  EXPECT_FALSE(r.space->computed_broadcast.count(y));
+}
+
 TEST(IterationSpace, ShapesWithoutACommonRefinementAreRefused) {
   Graph g;
   Value* x = g.add_input("x", DType::f32, {Dim(4), Dim(6)});
