@@ -5,7 +5,7 @@
 // GatherND and GatherElements (strided_copy_call.h), Cast (cast_call.h), f32 ArgMax/ArgMin
 // (arg_extremum_call.h), CumSum (cumsum_call.h), f32 TopK (topk_call.h), f32 Resize of the last two axes
 // (resize_call.h), integer and f64 reductions (reduce_call.h), and f32 arithmetic whose broadcast only the run's shapes settle
-// (broadcast_call.h). None of them allocates a tensor when it runs. A call is prepared once per
+// where no kernel takes it (broadcast_call.h). None of them allocates a tensor when it runs. A call is prepared once per
 // plan step: constant weights are packed into the GEMM engine's layout then, never per run. The
 // engine is tilefuse's own sgemm (sgemm.h) on the runtime's thread team where the CPU has
 // AVX-512 or AVX2, and OpenBLAS, capped to the team's size, elsewhere (or under
