@@ -1,12 +1,15 @@
 #include "runtime/strided_copy_call.h"
 
 #include <atomic>
+#include <type_traits>
 #include <cstring>
 
 #include "ir/error.h"
 #include "ir/ops/slice_dims.h"
 #include "ir/shape.h"
 #include "ir/tensor.h"
+#include "runtime/cpu_isa.h"
+#include "runtime/gather_last_axis.h"
 
 namespace tilefuse::runtime {
 
@@ -235,6 +238,9 @@ bool pick_rows(const T* base, const I* indices, T* out, int64_t rows, int64_t n,
     out[e] = base[(in_range ? k : 0) * inner + i];
   };
   if (inner == 1) {  // the axis is the last: one flat loop
+    if constexpr (std::is_same_v<T, uint32_t>) {
+      if (vector_isa() != VectorIsa::scalar) return avx2::gather_last_axis(base, indices, out, rows, n);
+    }
     for (int64_t e = 0; e < rows; ++e) pick(e, 0);
     return ok;
   }

@@ -25,6 +25,13 @@ Tensor counting(DType dtype, const Ints& shape) {
   return t;
 }
 
+// Indices in [-n, n) (negative ones count from the end), a different spread on every row.
+Tensor picks(DType dtype, const Ints& shape, int64_t n) {
+  Tensor t(dtype, shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, static_cast<double>((i * 37 + i / 7) % (2 * n) - n));
+  return t;
+}
+
 struct CopyCase {
   std::string name;
   std::string op;
@@ -91,6 +98,11 @@ INSTANTIATE_TEST_SUITE_P(
         // torch.gather along the last and a middle axis, indices narrower than data.
         CopyCase{"GatherElementsLastAxis", "GatherElements", {3, 5},
                  {Tensor::from_vector<int64_t>(DType::i64, {3, 2}, {4, 0, -1, 2, 3, 3})}, {{"axis", int64_t{1}}}},
+        // Rows long enough for the vector picks (8 a step on AVX2) and a tail, both index types.
+        CopyCase{"GatherElementsLastAxisLongRows", "GatherElements", {3, 2, 40}, {picks(DType::i64, {3, 2, 19}, 40)},
+                 {{"axis", int64_t{-1}}}},
+        CopyCase{"GatherElementsLastAxisLongRowsInt32", "GatherElements", {4, 33}, {picks(DType::i32, {4, 33}, 33)},
+                 {{"axis", int64_t{1}}}, DType::i32},
         CopyCase{"GatherElementsMiddleAxisInt32", "GatherElements", {2, 4, 3},
                  {Tensor::from_vector<int64_t>(DType::i32, {2, 2, 2}, {3, 0, 1, -4, 2, 2, 0, 1})},
                  {{"axis", int64_t{1}}}, DType::i64},
@@ -133,6 +145,28 @@ TEST(StridedCopy, GatherElementsIndexOutOfRangeIsAUserError) {
     FAIL() << "no error";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("index -5 is out of range for axis 1 of size 4"), std::string::npos) << e.what();
+  }
+}
+
+// The same error where the bad index is among those picked 8 at a time, for both index types.
+TEST(StridedCopy, GatherElementsIndexOutOfRangeInALongRowIsAUserError) {
+  for (DType index : {DType::i64, DType::i32}) {
+    Graph g;
+    Value* data = g.add_input("data", DType::f32, {Dim(2), Dim(30)});
+    Value* indices = g.add_input("indices", index, {Dim(2), Dim(20)});
+    Node* node = g.add_node("GatherElements", "pick", {data, indices}, {"y"}, {{"axis", int64_t{1}}});
+    g.infer_shapes();
+    std::unique_ptr<LibraryCall> call = prepare_strided_copy_call(*node);
+    ThreadTeam team(2);
+    std::vector<Tensor> outs = {Tensor(DType::f32, {2, 20})};
+    Tensor bad = picks(index, {2, 20}, 30);
+    bad.set_f64(23, 30);
+    try {
+      call->run(team, {counting(DType::f32, {2, 30}), bad}, outs);
+      ADD_FAILURE() << "no error with " << dtype_name(index) << " indices";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("index 30 is out of range for axis 1 of size 30"), std::string::npos) << e.what();
+    }
   }
 }
 
