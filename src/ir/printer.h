@@ -14,6 +14,9 @@
 //   known symbolic contents (Value::sym_value) adds `sym<N, 128>`; a non-constant value holding
 //   data (a folded node output, an input with a default) adds `dense<...>`.
 // - `none` is an omitted optional input. `#` starts a comment.
+// - What inference took for granted about the symbols follows the header, before the
+//   constants: `assume nonnegative(seq - 1) "reason"` and `assume broadcast(seq, max(128, seq))
+//   "reason"` (Graph::assume_nonnegative, Graph::assume_broadcast).
 // - Attributes: int `3`, float `0.5` / `1.0` / `1e-05` / `inf` / `nan` (always distinguishable
 //   from ints, and printed so they parse back to the same double), string `"a\"b"`, lists
 //   `[1, 2]`, `[1.0]`, `["a"]` (empty: `ints[]`, `floats[]`, `strings[]`), tensor

@@ -32,6 +32,20 @@ std::map<std::string, Tensor> scores_and_mask(int64_t n, int64_t seq, int salt) 
   return {{"scores", filled({n, 2, 8, 16}, salt)}, {"mask", filled({n, 1, 1, seq}, salt + 1)}};
 }
 
+// softmax(scores * 0.125 + mask) over scores [N, 2, s, s] and a mask [N, 1, 1, t]; with
+// `scaled_out`, the scaled scores are a graph output too (added first).
+Value* scaled_masked_softmax(Graph& g, bool scaled_out) {
+  Value* s = g.add_input("scores", DType::f32, {Dim::symbol("N"), Dim(2), Dim::symbol("s"), Dim::symbol("s")});
+  Value* m = g.add_input("mask", DType::f32, {Dim::symbol("N"), Dim(1), Dim(1), Dim::symbol("t")});
+  Value* scaled = node(g, "Mul", {s, g.add_constant("scale", Tensor::scalar_f32(0.125f))});
+  if (scaled_out) g.add_output(scaled);
+  return node(g, "Softmax", {node(g, "Add", {scaled, m})}, {{"axis", int64_t{-1}}});
+}
+
+std::map<std::string, Tensor> scaled_scores_and_mask(int64_t s, int64_t t) {
+  return {{"scores", filled({2, 2, s, s}, 9)}, {"mask", filled({2, 1, 1, t}, 10)}};
+}
+
 std::vector<Case> cases() {
   std::vector<Case> out;
   out.push_back({"attention_mask_of_seq_keys",
@@ -45,29 +59,17 @@ std::vector<Case> cases() {
   // with s = 1 they are themselves the broadcast operand.
   out.push_back({"scaled_scores_then_mask_of_other_length",
                  [](Graph& g) {
-                   Value* s = g.add_input("scores", DType::f32, {Dim::symbol("N"), Dim(2), Dim::symbol("s"), Dim::symbol("s")});
-                   Value* m = g.add_input("mask", DType::f32, {Dim::symbol("N"), Dim(1), Dim(1), Dim::symbol("t")});
-                   Value* scaled = node(g, "Mul", {s, g.add_constant("scale", Tensor::scalar_f32(0.125f))});
-                   g.add_output(node(g, "Softmax", {node(g, "Add", {scaled, m})}, {{"axis", int64_t{-1}}}));
-                   auto run = [](int64_t s, int64_t t) {
-                     return std::map<std::string, Tensor>{{"scores", filled({2, 2, s, s}, 9)}, {"mask", filled({2, 1, 1, t}, 10)}};
-                   };
-                   return std::vector<std::map<std::string, Tensor>>{run(24, 24), run(24, 1), run(1, 24)};
+                   g.add_output(scaled_masked_softmax(g, false));
+                   return std::vector<std::map<std::string, Tensor>>{scaled_scores_and_mask(24, 24), scaled_scores_and_mask(24, 1),
+                                                                     scaled_scores_and_mask(1, 24)};
                  },
                  1, true});
   // The same with the scaled scores an output too: they leave in their own shape, which the
   // softmax's domain is not when s = 1 and t = 24.
   out.push_back({"scaled_scores_also_an_output",
                  [](Graph& g) {
-                   Value* s = g.add_input("scores", DType::f32, {Dim::symbol("N"), Dim(2), Dim::symbol("s"), Dim::symbol("s")});
-                   Value* m = g.add_input("mask", DType::f32, {Dim::symbol("N"), Dim(1), Dim(1), Dim::symbol("t")});
-                   Value* scaled = node(g, "Mul", {s, g.add_constant("scale", Tensor::scalar_f32(0.125f))});
-                   g.add_output(scaled);
-                   g.add_output(node(g, "Softmax", {node(g, "Add", {scaled, m})}, {{"axis", int64_t{-1}}}));
-                   auto run = [](int64_t s, int64_t t) {
-                     return std::map<std::string, Tensor>{{"scores", filled({2, 2, s, s}, 11)}, {"mask", filled({2, 1, 1, t}, 12)}};
-                   };
-                   return std::vector<std::map<std::string, Tensor>>{run(24, 24), run(1, 24)};
+                   g.add_output(scaled_masked_softmax(g, true));
+                   return std::vector<std::map<std::string, Tensor>>{scaled_scores_and_mask(24, 24), scaled_scores_and_mask(1, 24)};
                  }});
   // Both sides symbolic, each broadcasting in turn along the vectorised axis: [N, s] * [N, t].
   out.push_back({"both_sides_symbolic",
