@@ -6,7 +6,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "runtime/activation_vectors.h"
 #include "runtime/depthwise_across_channels_isa.h"
@@ -39,13 +38,7 @@ TF_AVX2 void fill_rows(const ConvShape& s, const float* planes, int n, int64_t f
   for (int64_t r = 0; r < rows; ++r) {
     float* row = block + r * columns * kLanes;
     const int64_t y = first_row + r - s.pad_top;
-    if (y < 0 || y >= s.height) {
-      std::memset(row, 0, static_cast<size_t>(columns * kLanes) * sizeof(float));
-      continue;
-    }
-    std::memset(row, 0, static_cast<size_t>(s.pad_left * kLanes) * sizeof(float));
-    const int64_t right = s.pad_left + s.width;
-    std::memset(row + right * kLanes, 0, static_cast<size_t>((columns - right) * kLanes) * sizeof(float));
+    if (!AcrossChannelsBlock::zero_padding(s, y, columns, kLanes, row)) continue;
     for (int64_t x0 = 0; x0 < s.width; x0 += kLanes) {
       const int count = static_cast<int>(std::min<int64_t>(kLanes, s.width - x0));
       __m256 v[kLanes];

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "ir/ops/fused_activation.h"
 #include "runtime/conv_unfold.h"
@@ -29,6 +30,19 @@ struct AcrossChannelsBlock {
   }
   static int64_t input_rows(const ConvShape& s, int64_t out_rows) {
     return (out_rows - 1) * s.stride_h + (s.kh - 1) * s.dil_h + 1;
+  }
+  // Zeroes what block row `row` (`columns` columns of `lanes` floats) holds of padding for input
+  // row y: all of it above and below the input, else the columns left and right of it. Returns
+  // whether the row has input columns to fill, at [pad_left, pad_left + width).
+  static bool zero_padding(const ConvShape& s, int64_t y, int64_t columns, int64_t lanes, float* row) {
+    if (y < 0 || y >= s.height) {
+      std::memset(row, 0, static_cast<size_t>(columns * lanes) * sizeof(float));
+      return false;
+    }
+    std::memset(row, 0, static_cast<size_t>(s.pad_left * lanes) * sizeof(float));
+    const int64_t right = s.pad_left + s.width;
+    std::memset(row + right * lanes, 0, static_cast<size_t>((columns - right) * lanes) * sizeof(float));
+    return true;
   }
 };
 
