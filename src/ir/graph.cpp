@@ -249,6 +249,14 @@ void Graph::check_assumptions(const SymbolBindings& bindings) const {
   for (const BroadcastAssumption& a : broadcast_assumptions_) {
     if (!all_bound(a.operand, bindings) || !all_bound(a.result, bindings)) continue;
     const int64_t operand = a.operand.evaluate(bindings), result = a.result.evaluate(bindings);
+    if (operand == 0 && result == 1) {
+      // numpy gives an empty dim here, but the graph's shapes take a broadcast of two symbols
+      // to be their max, which is 1: refused rather than run at the wrong size.
+      fail_user("graph '{}': the input shapes make {} = 0 against a 1 ({} = 1; {}); tilefuse plans such a broadcast "
+                "as the larger dim, so an empty dim broadcast against 1 is not supported: feed the other side "
+                "empty too, or export the dim static",
+                name, a.operand.to_string(), a.result.to_string(), a.reason);
+    }
     if (operand != 1 && operand != result) {
       fail_user("graph '{}': the input shapes make {} = {}, which does not broadcast to {} = {} ({}; numpy rule: "
                 "equal or 1)",

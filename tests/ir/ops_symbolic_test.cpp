@@ -126,6 +126,20 @@ TEST(SymbolicShapes, BroadcastOfTwoDifferentDimsIsAnAssumptionThatRunsCheck) {
   EXPECT_NE(msg.find("node 'add' (Add)"), std::string::npos) << msg;
 }
 
+// numpy broadcasts an empty dim against a 1 to an empty dim; the graph's max(d, e) would be 1.
+// Such a run is refused with that reason, not run at size 1.
+TEST(SymbolicShapes, AnEmptyDimAgainstARunTimeOneIsRefusedByName) {
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {sym("d")});
+  Value* y = g.add_input("y", DType::f32, {sym("e")});
+  g.add_node("Add", "add", {x, y}, {""});
+  g.infer_shapes();
+  EXPECT_NO_THROW(g.check_assumptions({{"d", 0}, {"e", 0}}));
+  std::string msg = op_testing::user_error([&] { g.check_assumptions({{"d", 0}, {"e", 1}}); });
+  EXPECT_NE(msg.find("make d = 0 against a 1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("an empty dim broadcast against 1 is not supported"), std::string::npos) << msg;
+}
+
 // Equal dims, or a 1 against anything, assume nothing.
 TEST(SymbolicShapes, SettledBroadcastsAssumeNothing) {
   Graph g;

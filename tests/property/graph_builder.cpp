@@ -1,7 +1,11 @@
 #include "property/graph_builder.h"
 
 #include <algorithm>
+#include <functional>
+#include <limits>
 #include <numeric>
+#include <optional>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -47,6 +51,7 @@ class Builder {
     pool_.push_back(half() ? cast(x, DType::f32) : x);
     for (const OpSpec& op : spec_.ops) pool_.push_back(apply(op));
     mark_outputs();
+    out_.bindings = bindings_;
     return std::move(out_);
   }
 
@@ -90,8 +95,27 @@ class Builder {
     for (size_t i = 0; i < shape.size(); ++i) {
       if (op.axes & (1 << i)) shape[i] = Dim(1);
     }
+    if (spec_.symbolic && (op.variant & 2)) settled_by_the_run(shape, op.axes >> 6);
     return input(shape, DType::f32);
   }
+
+  // Gives the first symbolic dim of `shape` from `from` on a symbol of its own, which the run binds
+  // to 1 or to the dim's value (which one depends on the input set's dims, so a graph sees both):
+  // a broadcast that only the run settles, as exporters write for masks (`max(d, e)` shapes).
+  void settled_by_the_run(Shape& shape, int from) {
+    for (size_t k = 0; k < shape.size(); ++k) {
+      Dim& d = shape[(static_cast<size_t>(from) + k) % shape.size()];
+      if (d.is_const()) continue;
+      const std::string symbol = fmt::format("e{}", next_id_++);
+      const int64_t value = d.evaluate(bindings_);
+      // An empty dim against a run-time 1 is refused by name (Graph::check_assumptions): not drawn.
+      bindings_[symbol] = value != 0 && (value + static_cast<int64_t>(next_id_) + dims_sum()) % 2 ? 1 : value;
+      d = Dim(SymExpr::symbol(symbol));
+      return;
+    }
+  }
+
+  int64_t dims_sum() const { return std::accumulate(spec_.dims.begin(), spec_.dims.end(), int64_t{0}); }
 
   Value* apply(const OpSpec& op) {
     switch (op.kind) {
@@ -105,6 +129,7 @@ class Builder {
       case OpKind::HalfRoundTrip: return half_round_trip(op);
       case OpKind::IntegerDetour: return integer_detour(op);
       case OpKind::DenseConcat: return dense_concat(op);
+      case OpKind::IndexMap: return index_map(op);
     }
     return nullptr;
   }
@@ -151,6 +176,142 @@ class Builder {
     }
     if (op.variant & 8) pool_.push_back(node("Concat", std::vector<Value*>(parts.begin() + 1, parts.end()), on_axis));
     return node("Concat", parts, on_axis);
+  }
+
+  // Views and index maps, which fusion turns into the index maps of the kernels around them:
+  // Slice, Gather, Expand, Pad, Tile, Reshape (its shape computed from Shape, as exporters write
+  // it), Split, Concat, GatherElements. Symbolic dims may be 0 at run time, so an op that needs
+  // a dim's value (a gather's index, a reflecting pad) pads a symbolic axis first or falls back.
+  Value* index_map(const OpSpec& op) {
+    Value* x = operand(op.operand, true);
+    const int64_t axis = op.axes % x->rank();
+    switch (op.which % 9) {
+      case 0: return slice(x, axis, op.variant);
+      case 1: return gather(x, axis, op.variant);
+      case 2: return expand(x, op.variant);
+      case 3: return pad(x, axis, op.variant);
+      case 4: return tile(x, axis, op.variant);
+      case 5: return reshape(x, op.axes, op.variant);
+      case 6: return split(x, axis, op.variant);
+      case 7: return concat(x, axis, op.variant);
+      default: return gather_elements(x, axis, op);
+    }
+  }
+
+  Value* i64(std::vector<int64_t> values) {
+    const auto n = static_cast<int64_t>(values.size());
+    return constant(Tensor::from_vector(DType::i64, {n}, values));
+  }
+
+  // The static value of x's dim on `axis`, or nothing.
+  static std::optional<int64_t> static_dim(const Value* x, int64_t axis) {
+    return x->shape[static_cast<size_t>(axis)].const_value();
+  }
+
+  Value* slice(Value* x, int64_t axis, int variant) {
+    constexpr int64_t kEnd = std::numeric_limits<int64_t>::max(), kBegin = std::numeric_limits<int64_t>::min();
+    // {start, end, step}: x[1:], x[:-1], x[-3:], x[1::2], x.flip(axis), x[-2:0:-2]
+    static const int64_t kSlices[6][3] = {{1, kEnd, 1}, {0, -1, 1}, {-3, kEnd, 1},
+                                          {1, kEnd, 2}, {-1, kBegin, -1}, {-2, 0, -2}};
+    const int64_t* s = kSlices[variant % 6];
+    const int64_t on = variant & 8 ? axis - x->rank() : axis;
+    return node("Slice", {x, i64({s[0]}), i64({s[1]}), i64({on}), i64({s[2]})});
+  }
+
+  // x padded with `extra` zeros at the end of `axis`.
+  Value* pad_end(Value* x, int64_t axis, int64_t extra) {
+    std::vector<int64_t> pads(2 * static_cast<size_t>(x->rank()), 0);
+    pads[static_cast<size_t>(x->rank() + axis)] = extra;
+    return node("Pad", {x, i64(pads)});
+  }
+
+  Value* gather(Value* x, int64_t axis, int variant) {
+    if (!static_dim(x, axis)) x = pad_end(x, axis, 2);
+    const int64_t last = std::min<int64_t>(static_dim(x, axis).value_or(2), 2) - 1;  // 0 or 1
+    Value* indices = nullptr;
+    switch (variant % 3) {
+      case 0: indices = constant(Tensor::from_vector(DType::i64, {}, std::vector<int64_t>{-1})); break;  // drops the axis
+      case 1: indices = i64({0, -1, last}); break;
+      default: indices = constant(Tensor::from_vector(DType::i64, {2, 1}, std::vector<int64_t>{last, 0})); break;
+    }
+    return node("Gather", {x, indices}, {{"axis", variant & 4 ? axis - x->rank() : axis}});
+  }
+
+  // Every literal 1 of x's shape broadcast to 3 (variant 1) or kept, and a leading 2 (variant 2).
+  Value* expand(Value* x, int variant) {
+    std::vector<int64_t> to;
+    if (variant & 2) to.push_back(2);
+    for (const Dim& d : x->shape) to.push_back(d == Dim(1) && (variant & 1) ? 3 : 1);
+    return node("Expand", {x, i64(to)});
+  }
+
+  Value* pad(Value* x, int64_t axis, int variant) {
+    std::vector<int64_t> pads(2 * static_cast<size_t>(x->rank()), 0);
+    pads[static_cast<size_t>(axis)] = 1;
+    pads[static_cast<size_t>(x->rank() + axis)] = variant & 4 ? 2 : 0;
+    const std::optional<int64_t> n = static_dim(x, axis);
+    const char* const modes[] = {"constant", "reflect", "edge"};
+    const char* mode = modes[variant % 3];
+    if (!n || (std::string(mode) == "reflect" && *n <= 2)) mode = "constant";  // reflect needs pad < dim
+    std::vector<Value*> inputs = {x, i64(pads)};
+    if (std::string(mode) == "constant" && (variant & 8)) inputs.push_back(constant(Tensor::scalar_f32(0.25f)));
+    return node("Pad", inputs, {{"mode", std::string(mode)}});
+  }
+
+  Value* tile(Value* x, int64_t axis, int variant) {
+    std::vector<int64_t> repeats(static_cast<size_t>(x->rank()), 1);
+    repeats[static_cast<size_t>(axis)] = 2 + variant % 2;
+    return node("Tile", {x, i64(repeats)});
+  }
+
+  // Variant 1: x flattened from an axis on, with a shape computed as exporters write
+  // x.reshape(x.shape[0], -1): Concat(Slice(Shape(x)), [-1]). Else: the last dim split in two
+  // where it is static and even, or a 1 put before it ([0, ..., 0, 1, -1]: 0 keeps a dim).
+  Value* reshape(Value* x, int axes, int variant) {
+    if ((variant & 1) && x->rank() >= 2) {
+      const int64_t keep = 1 + axes % (x->rank() - 1);
+      Value* kept = node("Slice", {node("Shape", {x}), i64({0}), i64({keep}), i64({0})});
+      return node("Reshape", {x, node("Concat", {kept, i64({-1})}, {{"axis", int64_t{0}}})});
+    }
+    std::vector<int64_t> to(static_cast<size_t>(x->rank() - 1), 0);
+    const std::optional<int64_t> last = static_dim(x, x->rank() - 1);
+    to.push_back(last && *last % 2 == 0 ? 2 : 1);
+    to.push_back(-1);
+    return node("Reshape", {x, i64(to)});
+  }
+
+  // Both parts of a split join the pool; a symbolic axis is sliced instead.
+  Value* split(Value* x, int64_t axis, int variant) {
+    const std::optional<int64_t> n = static_dim(x, axis);
+    if (!n || *n < 2) return slice(x, axis, variant);
+    const int64_t first = variant & 1 ? 1 : *n / 2;
+    Node* s = graph().add_node("Split", fmt::format("Split{}", next_id_), {x, i64({first, *n - first})},
+                               {fmt::format("v{}a", next_id_), fmt::format("v{}b", next_id_)},
+                               {{"axis", variant & 2 ? axis - x->rank() : axis}});
+    ++next_id_;
+    graph().infer_shapes();
+    pool_.push_back(s->outputs[variant & 4 ? 0 : 1]);
+    return s->outputs[variant & 4 ? 1 : 0];
+  }
+
+  // x joined on `axis` with its Tanh, and with x again (variant 1).
+  Value* concat(Value* x, int64_t axis, int variant) {
+    std::vector<Value*> parts = {x, node("Tanh", {x})};
+    if (variant & 1) parts.push_back(x);
+    return node("Concat", parts, {{"axis", variant & 2 ? axis - x->rank() : axis}});
+  }
+
+  // Constant indices in [-n, n) of x's shape with the axis shortened to at most 3; a symbolic
+  // shape gathers instead.
+  Value* gather_elements(Value* x, int64_t axis, const OpSpec& op) {
+    if (!is_static(x->shape)) return gather(x, axis, op.variant);
+    std::vector<int64_t> dims = static_dims(x->shape);
+    const int64_t n = dims[static_cast<size_t>(axis)];
+    dims[static_cast<size_t>(axis)] = std::min<int64_t>(n, 3);
+    std::vector<int64_t> indices(static_cast<size_t>(std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>())));
+    std::mt19937_64 rng(static_cast<uint64_t>(op.axes * 16 + op.variant));
+    for (int64_t& i : indices) i = static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * n)) - n;
+    return node("GatherElements", {x, constant(Tensor::from_vector(DType::i64, dims, indices))}, {{"axis", axis}});
   }
 
   Value* unary(const OpSpec& op) {
@@ -241,6 +402,15 @@ class Builder {
 }  // namespace
 
 BuiltGraph build_graph(const GraphSpec& spec) { return Builder(spec).run(); }
+
+bool within_assumptions(const Graph& graph, const SymbolBindings& bindings) {
+  try {
+    graph.check_assumptions(bindings);
+    return true;
+  } catch (const UserError&) {
+    return false;
+  }
+}
 
 std::map<std::string, Tensor> random_inputs(const BuiltGraph& built, uint64_t seed) {
   std::map<std::string, Tensor> inputs;

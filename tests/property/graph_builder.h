@@ -19,7 +19,13 @@ namespace tilefuse::property {
 struct BuiltGraph {
   Graph graph;
   std::map<std::string, std::vector<int64_t>> input_dims;  // concrete dims of every graph input
+  SymbolBindings bindings;                                 // the symbols' values those dims give
 };
+
+// True if `bindings` meet the assumptions the graph's symbolic shapes were inferred under (a
+// slice's bounds inside its axis, a run-time broadcast's 1): the executor refuses the others
+// by name, as it must, so they are no case for a comparison with the reference.
+bool within_assumptions(const Graph& graph, const SymbolBindings& bindings);
 
 BuiltGraph build_graph(const GraphSpec& spec);
 

@@ -24,7 +24,8 @@ rc::Gen<OpKind> op_kind(bool half) {
                                            {5, OpKind::LayerNorm},
                                            {half ? 6u : 0u, OpKind::HalfRoundTrip},
                                            {6, OpKind::IntegerDetour},
-                                           {6, OpKind::DenseConcat}});
+                                           {6, OpKind::DenseConcat},
+                                           {14, OpKind::IndexMap}});
 }
 
 rc::Gen<OpSpec> op_spec(bool half) {

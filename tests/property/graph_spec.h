@@ -14,13 +14,15 @@
 
 namespace tilefuse::property {
 
-enum class OpKind { Unary, Binary, Select, Reduce, Transpose, Softmax, LayerNorm, HalfRoundTrip, IntegerDetour, DenseConcat };
+enum class OpKind { Unary, Binary, Select, Reduce, Transpose, Softmax, LayerNorm, HalfRoundTrip, IntegerDetour, DenseConcat,
+                    IndexMap };
 
 struct OpSpec {
   OpKind kind = OpKind::Unary;
-  int which = 0;      // the op within its kind (unary function, binary op, comparison, reduction)
+  int which = 0;      // the op within its kind (unary function, binary op, comparison, reduction, view)
   int operand = 0;    // first operand: an earlier value, modulo their count
   int other = 0;      // second operand: an earlier value if it broadcasts, else a fresh input
+                      // (variant 2, symbolic graphs: with a dim of its own the run makes 1 or equal)
   int axes = 0;       // bit mask of axes (reductions, broadcast 1s of a fresh input) or axis/perm index
   int variant = 0;    // small flags: keepdims, axes as input, gelu approximation, swapped branches
 };

@@ -372,7 +372,17 @@ void infer_slice(Node& node, Graph& graph) {
   auto params = known_slice_params(node, axes->size());
   for (size_t k = 0; k < axes->size(); ++k) {
     Dim& d = out[(*axes)[k]];
-    d = params ? slice_dim(d, params->starts[k], params->ends[k], params->steps[k]) : graph.fresh_symbol();
+    if (!params) {
+      d = graph.fresh_symbol();
+      continue;
+    }
+    for (Dim& bound : slice_dim_assumptions(d, params->starts[k], params->ends[k], params->steps[k])) {
+      graph.assume_nonnegative(std::move(bound), fmt::format("{} slices axis {} of {} from {} to {} by {}",
+                                                             node.describe(), (*axes)[k], shape_to_string(in->shape),
+                                                             params->starts[k].to_string(), params->ends[k].to_string(),
+                                                             params->steps[k]));
+    }
+    d = slice_dim(d, params->starts[k], params->ends[k], params->steps[k]);
   }
   set_output(node, 0, in->dtype, out, params ? slice_known(in, *params) : std::nullopt);
 }

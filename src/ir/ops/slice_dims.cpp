@@ -36,4 +36,17 @@ Dim slice_dim(const Dim& dim, const Dim& start, const Dim& end, int64_t step) {
   return n.is_const() ? Dim(std::max<int64_t>(n.value(), 0)) : n;
 }
 
+std::vector<Dim> slice_dim_assumptions(const Dim& dim, const Dim& start, const Dim& end, int64_t step) {
+  if (dim.is_const() && start.is_const() && end.is_const()) return {};
+  const Dim s = resolve_bound(dim, start, step), e = resolve_bound(dim, end, step);
+  // A positive step keeps bounds in [0, dim], a negative one in [-1, dim - 1].
+  const Dim low = step > 0 ? Dim(0) : Dim(-1), high = step > 0 ? dim : dim - Dim(1);
+  std::vector<Dim> nonnegative;
+  for (const Dim& d : {s - low, high - s, e - low, high - e, step > 0 ? e - s : s - e}) {
+    if (d.is_const() || d.is_symbol()) continue;  // a constant is settled here, a dim is >= 0
+    if (std::find(nonnegative.begin(), nonnegative.end(), d) == nonnegative.end()) nonnegative.push_back(d);
+  }
+  return nonnegative;
+}
+
 }  // namespace tilefuse::ops
