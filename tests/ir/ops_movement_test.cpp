@@ -262,5 +262,30 @@ TEST(SliceDims, SymbolicBoundsAreTakenInRange) {
   EXPECT_EQ(ops::slice_dim(64, 0, sym("S"), 1), sym("S"));
 }
 
+// What those formulas take to hold is stated, so runs outside it are refused: x[-4:] needs
+// N >= 4, x[1:-1] N >= 2 (bounds that do not cross), x[S:] of 64 needs S <= 64, x[-2::-1] N >= 1.
+TEST(SliceDims, SymbolicFormulasStateTheirAssumptions) {
+  Dim n = sym("N");
+  auto has = [](const std::vector<Dim>& dims, const Dim& d) { return std::find(dims.begin(), dims.end(), d) != dims.end(); };
+  EXPECT_TRUE(ops::slice_dim_assumptions(10, 2, 7, 1).empty());  // constant: ONNX's clamps are exact
+  EXPECT_TRUE(ops::slice_dim_assumptions(n, 0, kEnd, 2).empty());
+  EXPECT_TRUE(has(ops::slice_dim_assumptions(n, -4, kEnd, 1), n - Dim(4)));
+  EXPECT_TRUE(has(ops::slice_dim_assumptions(n, 1, -1, 1), n - Dim(2)));
+  EXPECT_TRUE(has(ops::slice_dim_assumptions(64, sym("S"), kEnd, 1), Dim(64) - sym("S")));
+  EXPECT_TRUE(ops::slice_dim_assumptions(n, -1, kBegin, -1).empty());  // x[::-1] holds for every N
+  EXPECT_TRUE(has(ops::slice_dim_assumptions(n, -2, kBegin, -1), n - Dim(1)));
+}
+
+// x[1:] records N - 1 >= 0, and a run with N = 0 is refused by the slice's name.
+TEST(MovementOps, SliceOfASymbolicDimIsCheckedAtRunTime) {
+  Graph g;
+  slice(g, {sym("N")}, {1}, {kEnd}, {0});
+  ASSERT_EQ(g.assumptions().size(), 1u);
+  EXPECT_NO_THROW(g.check_assumptions({{"N", 1}}));
+  const std::string msg = op_testing::user_error([&] { g.check_assumptions({{"N", 0}}); });
+  EXPECT_NE(msg.find("N - 1 = -1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(Slice) slices axis 0 of [N]"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace tilefuse

@@ -141,10 +141,12 @@ class Builder {
 
   // Integer arithmetic (kernels over native types) on the first input's values, which every
   // mode has exactly, so truncation to integers agrees: scaled, cast to an integer type, a
-  // chain of wrapping, dividing and Mod-ing ops, maybe transposed, and back to f32.
+  // chain of wrapping, dividing and Mod-ing ops, maybe transposed, and back to f32. `which` 3:
+  // f64 arithmetic instead.
   Value* integer_detour(const OpSpec& op) {
+    if (op.which % 4 == 3) return float64_detour(op);
     static const DType kTypes[] = {DType::i64, DType::i32, DType::i8};
-    const DType t = kTypes[static_cast<size_t>(op.which) % 3];
+    const DType t = kTypes[static_cast<size_t>(op.which) % 4];
     auto integer = [&](int64_t v) {
       Tensor k(t, {});
       k.set_i64(0, v);
@@ -157,6 +159,18 @@ class Builder {
     if (op.axes & 1) i = node("Max", {i, integer(-20)});
     if ((op.axes & 2) && i->rank() >= 2) i = node("Transpose", {i});
     return cast(i, DType::f32);
+  }
+
+  // f64 arithmetic (kernels over doubles) on any value: exp, a product, a sigmoid, maybe a sum
+  // over an axis (variant 1), and back to f32.
+  Value* float64_detour(const OpSpec& op) {
+    Value* x = operand(op.operand, op.variant & 1);
+    Value* d = cast(x, DType::f64);
+    d = node("Sigmoid", {node("Mul", {node("Exp", {d}), d})});
+    if (op.variant & 1) {
+      d = node("ReduceSum", {d}, {{"axes", std::vector<int64_t>{op.axes % x->rank()}}, {"keepdims", int64_t{op.variant & 2}}});
+    }
+    return cast(d, DType::f32);
   }
 
   // A DenseNet block on an axis: each layer reduces the Concat of the block's input and the
