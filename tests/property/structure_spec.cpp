@@ -1,6 +1,7 @@
 #include "property/structure_spec.h"
 
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -83,16 +84,30 @@ class StructureBuilder {
     return nullptr;
   }
 
-  // Each kind of view the executor aliases instead of copying.
+  // Each kind of view the executor aliases instead of copying, and index maps that become a
+  // product's operand strides or a kernel's reads (a transposed operand, every other column, rows
+  // reversed, a product joined to itself). The slices hold for every length, empty included.
   Value* view(Value* x, int which) {
-    switch (which % 5) {
+    const int64_t last = x->rank() - 1;
+    if (last < 0 && which % 9 >= 5) return node("Identity", {x});
+    switch (which % 9) {
       case 0: return node("Reshape", {x, i64_constant({-1})});
       case 1: return node("Flatten", {x}, {{"axis", int64_t{x->rank() > 1 ? 1 : 0}}});
       case 2: return node("Unsqueeze", {x, i64_constant({0})});
       case 3: return node("Squeeze", {node("Unsqueeze", {x, i64_constant({-1})}), i64_constant({-1})});
-      default: return node("Identity", {x});
+      case 4: return node("Identity", {x});
+      case 5: {
+        std::vector<int64_t> perm(static_cast<size_t>(x->rank()));
+        for (int64_t a = 0; a <= last; ++a) perm[static_cast<size_t>(a)] = a;
+        if (last > 0) std::swap(perm[static_cast<size_t>(last)], perm[static_cast<size_t>(last - 1)]);
+        return node("Transpose", {x}, {{"perm", perm}});
+      }
+      case 6: return node("Slice", {x, i64_constant({0}), i64_constant({kOpenEnd}), i64_constant({last}), i64_constant({2})});
+      case 7: return node("Slice", {x, i64_constant({-1}), i64_constant({-kOpenEnd}), i64_constant({0}), i64_constant({-1})});
+      default: return node("Concat", {x, x}, {{"axis", last}});
     }
   }
+  static constexpr int64_t kOpenEnd = std::numeric_limits<int64_t>::max();
 
   // x @ w with w a new input [k, 3] or [k, 1] (a BLAS step); for a matrix x, sometimes as Gemm
   // with a bias row; sometimes a Linear layer with GELU as PyTorch exports it.

@@ -1,6 +1,7 @@
 // Random graphs that exercise how the executor wires steps together rather than what kernels
 // compute: several outputs, outputs that are views of intermediates, outputs that later steps
 // also read, graph inputs and constants as outputs, the same value listed twice, unused inputs,
+// index maps around products (a transposed operand, strided and reversed slices, a self-Concat),
 // MatMul (library) and Concat (host) steps between kernels, Linear layers with GELU (which the
 // fused mode folds into the GEMM unless another step reads the product), products the fused mode
 // rewrites (a Gemm with transB and a bias, a transposed result, columns taken apart by a Split,
