@@ -2,6 +2,7 @@
 
 #include "ir/printer.h"
 #include "property/graph_builder.h"
+#include "property/property_params.h"
 
 namespace tilefuse::property {
 
@@ -37,10 +38,13 @@ rc::Gen<OpSpec> op_spec(bool half) {
                                 rc::gen::set(&OpSpec::variant, rc::gen::inRange(0, 16)));
 }
 
-// Few ops while rapidcheck's size is small (the first cases, which also repeat kernels), up to 5.
+// Few ops while rapidcheck's size is small (the first cases, which also repeat kernels), up to 5
+// in `make test` and up to 9 when RC_PARAMS counts the cases (`make property-explore`), where
+// deeper graphs cost time rather than CI's.
 rc::Gen<std::vector<OpSpec>> op_specs(bool half) {
-  return rc::gen::withSize([half](int size) {
-    int max_ops = 1 + std::min(4, size / 20);
+  const int most_extra = cases_from_environment() ? 8 : 4;
+  return rc::gen::withSize([half, most_extra](int size) {
+    int max_ops = 1 + std::min(most_extra, size * most_extra / 80);
     return rc::gen::mapcat(rc::gen::inRange(1, max_ops + 1), [half](int n) {
       return rc::gen::container<std::vector<OpSpec>>(static_cast<size_t>(n), op_spec(half));
     });
