@@ -265,11 +265,11 @@ class Builder {
     pads[static_cast<size_t>(x->rank() + axis)] = variant & 4 ? 2 : 0;
     const std::optional<int64_t> n = static_dim(x, axis);
     const char* const modes[] = {"constant", "reflect", "edge"};
-    const char* mode = modes[variant % 3];
-    if (!n || (std::string(mode) == "reflect" && *n <= 2)) mode = "constant";  // reflect needs pad < dim
+    std::string mode = modes[variant % 3];
+    if (!n || (mode == "reflect" && *n <= 2)) mode = "constant";  // reflect needs pad < dim
     std::vector<Value*> inputs = {x, i64(pads)};
-    if (std::string(mode) == "constant" && (variant & 8)) inputs.push_back(constant(Tensor::scalar_f32(0.25f)));
-    return node("Pad", inputs, {{"mode", std::string(mode)}});
+    if (mode == "constant" && (variant & 8)) inputs.push_back(constant(Tensor::scalar_f32(0.25f)));
+    return node("Pad", inputs, {{"mode", mode}});
   }
 
   Value* tile(Value* x, int64_t axis, int variant) {
@@ -363,8 +363,7 @@ class Builder {
     if (axes.empty()) axes.push_back(op.axes % rank);
     AttributeMap attrs = {{"keepdims", int64_t{op.variant & 1}}};
     if (op.variant & 2) {  // opset-18 form: axes as a constant input
-      Value* axes_input = constant(Tensor::from_vector(DType::i64, {static_cast<int64_t>(axes.size())}, axes));
-      return node(pick(kReduce, op.which), {x, axes_input}, attrs);
+      return node(pick(kReduce, op.which), {x, i64(axes)}, attrs);
     }
     attrs["axes"] = axes;
     return node(pick(kReduce, op.which), {x}, attrs);
