@@ -9,6 +9,7 @@
 
 #include "runtime/activation_vectors.h"
 #include "runtime/lane_masks.h"
+#include "runtime/prefetch.h"
 #include "runtime/sgemm_isa.h"
 
 #define TF_AVX2 __attribute__((target("avx2,fma")))
@@ -181,16 +182,17 @@ TF_AVX2 void subtile_rows(int64_t kc, const float* a, const float* b, float* c, 
 }
 
 // The next call's C tile and the residual it adds (both lines of each row), before this one's
-// depth loop: see Prefetch.
+// depth loop: see Prefetch. (runtime/prefetch.h: with _mm_prefetch, GCC 12 deleted this function's
+// body; on AVX2 the fetch had never run.)
 TF_AVX2 void fetch_next_c(const Prefetch& prefetch, const float* c, int64_t ldc, const float* residual) {
   for (int64_t r = 0; r < prefetch.next_c_rows; ++r) {
     const float* row = prefetch.next_c + r * ldc;
-    _mm_prefetch(reinterpret_cast<const char*>(row), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(row + 16), _MM_HINT_T0);
+    prefetch_line(row);
+    prefetch_line(row + 16);
     if (residual != nullptr) {
       const float* res = residual + (row - c);
-      _mm_prefetch(reinterpret_cast<const char*>(res), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(res + 16), _MM_HINT_T0);
+      prefetch_line(res);
+      prefetch_line(res + 16);
     }
   }
 }

@@ -10,6 +10,7 @@
 #include "runtime/bf16_pairs.h"
 
 #include "runtime/lane_masks.h"
+#include "runtime/prefetch.h"
 #include "runtime/transpose_avx512.h"
 
 #define TF_AVX512 __attribute__((target("avx512f,avx512vl,fma")))
@@ -124,11 +125,12 @@ TF_AVX512 inline __attribute__((always_inline)) void store_tile(const __m512 (&a
 }
 
 // The next call's C tile (both lines of each row), before this one's depth loop: see Prefetch.
+// (runtime/prefetch.h: a loop of _mm_prefetch alone may be deleted by the compiler.)
 TF_AVX512 inline __attribute__((always_inline)) void fetch_next_c(const Prefetch& prefetch, int64_t ldc) {
   for (int64_t r = 0; r < prefetch.next_c_rows; ++r) {
     const float* row = prefetch.next_c + r * ldc;
-    _mm_prefetch(reinterpret_cast<const char*>(row), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(row + 16), _MM_HINT_T0);
+    prefetch_line(row);
+    prefetch_line(row + 16);
   }
 }
 

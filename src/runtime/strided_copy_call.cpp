@@ -10,6 +10,7 @@
 #include "ir/tensor.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/gather_last_axis.h"
+#include "runtime/prefetch.h"
 
 namespace tilefuse::runtime {
 
@@ -219,12 +220,6 @@ void gather_nd(ThreadTeam& team, const Node& node, const Tensor& data, const Ten
 // picks land at random places in the block, which the hardware prefetchers cannot follow.
 constexpr size_t kPrefetchedBlockBytes = 64 * 1024;
 
-template <typename T>
-void prefetch_block(const T* block, int64_t elements) {
-  const auto* p = reinterpret_cast<const char*>(block);
-  for (size_t b = 0; b < static_cast<size_t>(elements) * sizeof(T); b += 64) __builtin_prefetch(p + b, 0, 3);
-}
-
 // The rows [begin, end) of one outer index: out[j, i] = base[indices[j, i] * inner + i].
 // Returns false if an index is out of range (those elements read index 0).
 template <typename T, typename I>
@@ -254,9 +249,10 @@ template <typename T, typename I>
 void gather_rows(ThreadTeam& team, const T* src, const I* indices, T* dst, int64_t rows, int64_t count, int64_t n,
                  int64_t inner, std::atomic<bool>& bad) {
   const int64_t block = n * inner, blocks = rows / count;  // data elements per outer index, outer indices
-  const bool prefetch = static_cast<size_t>(block) * sizeof(T) <= kPrefetchedBlockBytes;
+  const size_t block_bytes = static_cast<size_t>(block) * sizeof(T);
+  const bool prefetch = block_bytes <= kPrefetchedBlockBytes;
   auto fetch = [&](int64_t o) {
-    if (prefetch && o < blocks) prefetch_block(src + o * block, block);
+    if (prefetch && o < blocks) prefetch_bytes(src + o * block, block_bytes);
   };
   // Work is cut in chunks of rows (a row of `inner` elements is 1 long when the axis is the
   // last), each walked in stretches of one outer index.
