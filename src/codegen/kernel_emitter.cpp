@@ -679,9 +679,14 @@ class KernelEmitter {
       const Dim s = step(v);
       return s == Dim(0) ? base_pointer(v) : base_pointer(v) + " + i" + (s == Dim(1) ? "" : " * " + cpp_int_expr(s));
     };
+    const int64_t number = it - gathers.begin() + 1;
+    if (native_) {  // one element at a time
+      return fmt::format("tf::load_gathered_element({}, {}, {}, {}, gather_error, {})", at(g.data), at(g.indices),
+                         cpp_int_expr(g.axis_stride), cpp_int_expr(g.extent), number);
+    }
     return fmt::format("tf::load_gathered<V>({}, {}, {}, {}, {}, {}, gather_error, {})", at(g.data),
                        cpp_int_expr(step(g.data)), at(g.indices), cpp_int_expr(step(g.indices)), cpp_int_expr(g.axis_stride),
-                       cpp_int_expr(g.extent), it - gathers.begin() + 1);
+                       cpp_int_expr(g.extent), number);
   }
 
   // Loads an external input at the current element (once per loop body): contiguous, broadcast

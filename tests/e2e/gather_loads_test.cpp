@@ -5,7 +5,8 @@
 // indices, f16 data, a row reduction and a column reduction of what was gathered, a symbolic dim
 // (the jit kernel), and data also read as it is (no fusion, still right). Gather: an embedding
 // lookup plus positions, index_select, a scalar index (x[:, 3]), indices of rank 2 on a middle
-// axis, and a softmax over gathered rows. An index out of range is reported by name, whichever
+// axis, and a softmax over gathered rows. Both in kernels whose values keep their own types (an
+// integer mask cast to f32, integer data). An index out of range is reported by name, whichever
 // worker met it.
 #include <gtest/gtest.h>
 
@@ -99,6 +100,30 @@ std::vector<Case> cases() {
   out.push_back(gathered("softmax_of_rows", DType::f32, {30, 48}, {9}, 0, DType::i64,
                          [](Graph& g, Value* v) { return std::vector<Value*>{node(g, "Softmax", {v}, {{"axis", int64_t{-1}}})}; },
                          1, "Gather"));
+  // Gathers in kernels whose values keep their own types (a scalar loop): an embedding lookup
+  // times an integer mask cast to f32 (memory_bound.py's embedding_positions_mask), and integer
+  // data gathered and computed on as integers.
+  out.push_back({"embedding_times_integer_mask",
+                 [](Graph& g) {
+                   Value* table = g.add_constant("table", filled({50, 16}, 13));
+                   Value* ids = g.add_input("ids", DType::i64, {Dim(2), Dim(7)});
+                   Value* mask = g.add_input("mask", DType::i64, {Dim(2), Dim(7), Dim(1)});
+                   Value* rows = node(g, "Add", {gather(g, table, ids, 0, "Gather"), g.add_constant("positions", filled({7, 16}, 14))});
+                   g.add_output(node(g, "Mul", {rows, node(g, "Cast", {mask}, {{"to", int64_t{1}}})}));
+                   return std::vector<std::map<std::string, Tensor>>{
+                       {{"ids", indices(DType::i64, {2, 7}, 50, 9)}, {"mask", indices(DType::i64, {2, 7, 1}, 2, 10)}}};
+                 },
+                 1, true});
+  out.push_back({"integer_data",
+                 [](Graph& g) {
+                   Value* x = g.add_input("x", DType::i64, {Dim(6), Dim(20)});
+                   Value* idx = g.add_input("idx", DType::i32, {Dim(6), Dim(11)});
+                   Value* gathered = gather(g, x, idx, 1);
+                   g.add_output(node(g, "Mul", {gathered, g.add_constant("three", Tensor::scalar_i64(3))}));
+                   g.add_output(node(g, "Gather", {x, idx}, {{"axis", int64_t{0}}}));
+                   return std::vector<std::map<std::string, Tensor>>{
+                       {{"x", indices(DType::i64, {6, 20}, 1000, 11)}, {"idx", indices(DType::i32, {6, 11}, 6, 12)}}};
+                 }});
   out.push_back({"scalar_index",  // x[:, 3]
                  [](Graph& g) {
                    Value* x = g.add_input("x", DType::f32, {Dim(4), Dim(10), Dim(6)});

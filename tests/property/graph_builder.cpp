@@ -141,7 +141,8 @@ class Builder {
 
   // Integer arithmetic (kernels over native types) on the first input's values, which every
   // mode has exactly, so truncation to integers agrees: scaled, cast to an integer type, a
-  // chain of wrapping, dividing and Mod-ing ops, maybe transposed, and back to f32. `which` 3:
+  // chain of wrapping, dividing and Mod-ing ops, maybe gathered or transposed, and back to f32
+  // (maybe times a gather of the input: a float gather in the same scalar kernel). `which` 3:
   // f64 arithmetic instead.
   Value* integer_detour(const OpSpec& op) {
     if (op.which % 4 == 3) return float64_detour(op);
@@ -157,8 +158,16 @@ class Builder {
     if (op.variant & 1) i = node("Div", {i, integer(op.variant & 2 ? -4 : 7)});
     if (op.variant & 4) i = node("Mod", {i, integer(op.variant & 8 ? -5 : 6)});
     if (op.axes & 1) i = node("Max", {i, integer(-20)});
-    if ((op.axes & 2) && i->rank() >= 2) i = node("Transpose", {i});
-    return cast(i, DType::f32);
+    // Gathers inside the scalar kernel: of the integers (axes bit 4), and of the f32 input beside
+    // them (bit 8), both with constant indices in [-n, n) along an axis, keeping the shape.
+    const bool gathers = is_static(i->shape);
+    const int64_t axis = (op.axes >> 4) % i->rank();
+    if (gathers && (op.axes & 4)) i = gather_elements_in_place(i, axis, op.variant);
+    Value* f = nullptr;
+    if (gathers && (op.axes & 8)) f = gather_elements_in_place(pool_.front(), axis, op.variant + 1);
+    if ((op.axes & 2) && i->rank() >= 2 && f == nullptr) i = node("Transpose", {i});
+    Value* out = cast(i, DType::f32);
+    return f == nullptr ? out : node("Mul", {out, f});
   }
 
   // f64 arithmetic (kernels over doubles) on any value: exp, a product, a sigmoid, maybe a sum
@@ -320,10 +329,20 @@ class Builder {
   Value* gather_elements(Value* x, int64_t axis, const OpSpec& op) {
     if (!is_static(x->shape)) return gather(x, axis, op.variant);
     std::vector<int64_t> dims = static_dims(x->shape);
-    const int64_t n = dims[static_cast<size_t>(axis)];
-    dims[static_cast<size_t>(axis)] = std::min<int64_t>(n, 3);
+    dims[static_cast<size_t>(axis)] = std::min<int64_t>(dims[static_cast<size_t>(axis)], 3);
+    return gather_elements(x, axis, dims, static_cast<uint64_t>(op.axes * 16 + op.variant));
+  }
+
+  // The same with indices of x's (static) shape.
+  Value* gather_elements_in_place(Value* x, int64_t axis, int seed) {
+    return gather_elements(x, axis, static_dims(x->shape), static_cast<uint64_t>(seed));
+  }
+
+  // GatherElements of x on `axis` with constant random indices of `dims`, in [-n, n).
+  Value* gather_elements(Value* x, int64_t axis, const std::vector<int64_t>& dims, uint64_t seed) {
+    const int64_t n = static_dims(x->shape)[static_cast<size_t>(axis)];
     std::vector<int64_t> indices(static_cast<size_t>(std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>())));
-    std::mt19937_64 rng(static_cast<uint64_t>(op.axes * 16 + op.variant));
+    std::mt19937_64 rng(seed);
     for (int64_t& i : indices) i = static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * n)) - n;
     return node("GatherElements", {x, constant(Tensor::from_vector(DType::i64, dims, indices))}, {{"axis", axis}});
   }

@@ -29,6 +29,14 @@ template <typename T, typename C> inline void store_value(T* p, C v) {
   else *p = static_cast<T>(v);
 }
 
+// A Gather's element at this point: `data` (already at the point along every other axis) read
+// at the index found at `index`, along the gathered axis (tilefuse_kernel.h: gathered_offset).
+template <typename T, typename I>
+inline auto load_gathered_element(const T* data, const I* index, int64_t stride, int64_t extent, int64_t* error,
+                                  int64_t gather) {
+  return to_compute(data[gathered_offset(int64_t(*index), stride, extent, error, gather)]);
+}
+
 // ---- integer arithmetic: computed in uint64, where overflow is defined, then wrapped to T ----
 template <typename T> inline uint64_t as_u64(T a) { return static_cast<uint64_t>(a); }
 template <typename T> inline T wrap_add(T a, T b) { return static_cast<T>(as_u64(a) + as_u64(b)); }
