@@ -294,6 +294,9 @@ class Deriver {
       if (side_reduced_[side].empty()) continue;
       std::vector<int64_t> axes;
       for (int64_t a : side_reduced_[side]) axes.insert(axes.end(), (*groups)[a].begin(), (*groups)[a].end());
+      // Size-1 axes have no refined axes: a reduction over those alone would become a kernel
+      // that reduces nothing while its nodes still accumulate (a sum over a row it does not have).
+      if (axes.empty()) return fail("a reduction over size-1 axes only does not span a view");
       std::sort(axes.begin(), axes.end());
       if (reduced && *reduced != axes) return fail("reductions on the two sides of a view reduce different elements");
       reduced = axes;

@@ -59,6 +59,18 @@ std::vector<Case> cases() {
     Value* s = node(g, "Squeeze", {reshape(g, node(g, "Relu", {f}), {1, 120}), ints(g, "sq", {0})});
     return std::vector<Value*>{node(g, "Tanh", {s})};
   }, 1));
+  // A sum over a size-1 axis the view adds (the property tests' case, which had summed the whole
+  // row into its first element), and one over a size-1 axis and a real one (the size-1 axis
+  // reduces nothing), with and without keepdims.
+  out.push_back(on_input("sum_over_a_size_one_axis_after_a_view", filled({5}, 21), [](Graph& g, Value* x) {
+    Value* row = reshape(g, node(g, "Exp", {x}), {1, -1});
+    return std::vector<Value*>{node(g, "ReduceSum", {row, ints(g, "axes", {0})}, {{"keepdims", int64_t{0}}})};
+  }));
+  out.push_back(on_input("sum_over_a_size_one_and_a_real_axis", filled({6, 7}, 22), [](Graph& g, Value* x) {
+    Value* r = reshape(g, node(g, "Tanh", {x}), {6, 1, 7});
+    return std::vector<Value*>{node(g, "ReduceSum", {r, ints(g, "axes", {1, 2})}),
+                               node(g, "ReduceMax", {r, ints(g, "axes", {0, 1})}, {{"keepdims", int64_t{0}}})};
+  }));
   // [4, 6] and [6, 4] have no common refinement: two kernels around the view, still right.
   out.push_back(on_input("no_common_refinement", filled({4, 6}, 7), [](Graph& g, Value* x) {
     Value* r = reshape(g, node(g, "Exp", {x}), {6, 4});
