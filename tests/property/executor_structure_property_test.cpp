@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include "property/property_params.h"
+#include "property/property_result.h"
 #include "ir/log.h"
 #include "property/reference_check.h"
 #include "property/structure_spec.h"
@@ -94,12 +95,7 @@ TEST(ExecutorStructure, FusedAndUnfusedMatchReferenceOnEveryOutput) {
         RC_ASSERT(report.empty());
       },
       metadata, params);
-  std::ostringstream message;
-  rc::detail::printResultMessage(result, message);
-  std::cout << "executor structure: " << checked << " graphs checked fused and unfused, " << budget.skipped()
-            << " skipped past the time budget, " << counters.cache.compiles << " kernels compiled, "
-            << counters.cache.cache_hits << " from the cache" << std::endl;
-  EXPECT_TRUE(result.template is<rc::detail::SuccessResult>()) << message.str();
+  expect_passed(result, graphs_checked("executor structure", checked, budget, counters));
 }
 
 }  // namespace

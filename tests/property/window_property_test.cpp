@@ -18,6 +18,7 @@
 
 #include "ir/log.h"
 #include "property/property_params.h"
+#include "property/property_result.h"
 #include "property/reference_check.h"
 #include "property/temp_cache_dir.h"
 #include "property/window_spec.h"
@@ -53,12 +54,7 @@ TEST(WindowOps, FusedAndUnfusedMatchReference) {
         RC_ASSERT(report.empty());
       },
       metadata, params);
-  std::ostringstream message;
-  rc::detail::printResultMessage(result, message);
-  std::cout << "window ops: " << checked << " graphs checked fused and unfused, " << budget.skipped()
-            << " skipped past the time budget, " << counters.cache.compiles << " kernels compiled, "
-            << counters.cache.cache_hits << " from the cache" << std::endl;
-  EXPECT_TRUE(result.template is<rc::detail::SuccessResult>()) << message.str();
+  expect_passed(result, graphs_checked("window ops", checked, budget, counters));
 }
 
 }  // namespace

@@ -74,8 +74,8 @@ class WindowBuilder {
   BuiltGraph run() {
     Value* y = nullptr;
     switch (spec_.op) {
-      case WindowOp::Conv: y = epilogue(conv()); break;
-      case WindowOp::ConvTranspose: y = epilogue(conv_transpose()); break;
+      case WindowOp::Conv: y = epilogue(convolution(false)); break;
+      case WindowOp::ConvTranspose: y = epilogue(convolution(true)); break;
       default: y = pool(spec_.op == WindowOp::MaxPool ? "MaxPool" : "AveragePool"); break;
     }
     if (spec_.stem_pool) {
@@ -134,27 +134,21 @@ class WindowBuilder {
     return group == channels_ && group > 1 ? channels_ * (1 + spec_.maps % 2) : group * per_group;
   }
 
-  Value* conv() {
+  // A Conv's weight is [maps, channels / group, kh, kw], a ConvTranspose's [channels, maps /
+  // group, kh, kw]. The transposed one gets output padding 1 (where the stride allows it) when
+  // ceil_mode is drawn: the field means nothing else there.
+  Value* convolution(bool transposed) {
     const int64_t group = groups(), maps = output_maps(group);
-    std::vector<Value*> inputs = {x_, weights({maps, channels_ / group, kernel_[0], kernel_[1]})};
+    const std::vector<int64_t> weight = transposed ? std::vector<int64_t>{channels_, maps / group, kernel_[0], kernel_[1]}
+                                                   : std::vector<int64_t>{maps, channels_ / group, kernel_[0], kernel_[1]};
+    std::vector<Value*> inputs = {x_, weights(weight)};
     if (spec_.bias) inputs.push_back(weights({maps}));
     AttributeMap attrs = window_attributes();
     attrs["group"] = group;
-    return node("Conv", inputs, attrs);
-  }
-
-  // Output padding 1 (where the stride allows it) when ceil_mode is drawn: the field means
-  // nothing else here.
-  Value* conv_transpose() {
-    const int64_t group = groups(), maps = output_maps(group);
-    std::vector<Value*> inputs = {x_, weights({channels_, maps / group, kernel_[0], kernel_[1]})};
-    if (spec_.bias) inputs.push_back(weights({maps}));
-    AttributeMap attrs = window_attributes();
-    attrs["group"] = group;
-    if (spec_.ceil_mode) {
+    if (transposed && spec_.ceil_mode) {
       attrs["output_padding"] = std::vector<int64_t>{stride_[0] > 1 ? 1 : 0, stride_[1] > 1 ? 1 : 0};
     }
-    return node("ConvTranspose", inputs, attrs);
+    return node(transposed ? "ConvTranspose" : "Conv", inputs, attrs);
   }
 
   Value* pool(const std::string& op) {
