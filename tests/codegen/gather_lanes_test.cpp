@@ -2,7 +2,8 @@
 // target has one) read what a lane-by-lane read gives, on every target generated kernels may be
 // compiled for: int32 and int64 indices, negative ones wrapped, every lane position of an index
 // out of range (recorded, that lane reading the axis's first element), steps across lanes of 0,
-// 1 and more, negative strides, offsets too wide for 32 bits.
+// 1 and more, negative strides, stride 2's shuffled loads (never past the last element), offsets
+// too wide for 32 bits.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -10,6 +11,9 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -78,11 +82,36 @@ void expect_gathers(const Gather& gather, int64_t step, int64_t stride, int64_t 
   }
 }
 
+// Pages of floats whose last element ends where an inaccessible page starts: a read past the
+// end faults instead of passing unseen.
+class GuardedFloats {
+ public:
+  explicit GuardedFloats(int64_t count) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    bytes_ = (static_cast<size_t>(count) * sizeof(float) + page - 1) / page * page + page;
+    base_ = static_cast<char*>(mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    mprotect(base_ + bytes_ - page, page, PROT_NONE);
+    data_ = reinterpret_cast<float*>(base_ + bytes_ - page) - count;
+  }
+  ~GuardedFloats() { munmap(base_, bytes_); }
+  GuardedFloats(const GuardedFloats&) = delete;
+  GuardedFloats& operator=(const GuardedFloats&) = delete;
+  float* data() const { return data_; }
+
+ private:
+  char* base_ = nullptr;
+  size_t bytes_ = 0;
+  float* data_ = nullptr;
+};
+
+// Lane i reads p[i * stride], and nothing past the last element read (the data ends at a guard
+// page: stride 2's overlapping loads stop at the last lane).
 void expect_strided(const Strided& strided, int64_t stride, const std::string& target) {
   const int64_t span = (kCount - 1) * (stride < 0 ? -stride : stride) + 1;
-  std::vector<float> data(static_cast<size_t>(span));
-  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i) - 0.5f;
-  const float* first = stride < 0 ? data.data() + span - 1 : data.data();
+  GuardedFloats guarded(span);
+  float* data = guarded.data();
+  for (int64_t i = 0; i < span; ++i) data[i] = static_cast<float>(i) - 0.5f;
+  const float* first = stride < 0 ? data + span - 1 : data;
   std::vector<float> out(kCount);
   strided(first, stride, out.data(), kCount);
   for (int64_t i = 0; i < kCount; ++i) {
@@ -100,7 +129,7 @@ void expect_all(const Evals& evals, const std::string& target) {
     }
   }
   expect_gathers<int32_t>(evals.gather, 1, 1, 1, -1, target);  // an axis of one element
-  for (int64_t stride : {1, 2, 3, 16, -1, -7}) expect_strided(evals.strided, stride, target);
+  for (int64_t stride : {1, 2, 3, 16, -1, -2, -7}) expect_strided(evals.strided, stride, target);
 }
 
 // An axis whose offsets pass 2^31 elements: read lane by lane (a 32-bit offset would wrap). The

@@ -169,6 +169,32 @@ inline bool gathers_indexed(const T* data, int64_t step, const I* index, int64_t
   return false;
 }
 
+// Every other float from p (a slice with step 2: x[..., ::2]) without the gather instruction,
+// which is microcoded on AMD's cores: two loads that overlap by one element, so nothing past
+// p[2 * (kLanes - 1)] is read, and one lane of each pair kept by shuffles. Returns false where
+// the target has no such form.
+inline bool loads_every_other(const float* p, VF& out) {
+#if defined(__AVX512F__)
+  if constexpr (kLanes == 16) {
+    const __m512 a = _mm512_loadu_ps(p), b = _mm512_loadu_ps(p + 15);  // p[0..15], p[15..30]
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
+    out = VF(_mm512_permutex2var_ps(a, even, b));
+    return true;
+  }
+#endif
+#if defined(__AVX2__)
+  if constexpr (kLanes == 8) {
+    const __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 7);  // p[0..7], p[7..14]
+    // Per 128-bit half: a's lanes 0 and 2 and b's lanes 1 and 3: p0 p2 p8 p10 | p4 p6 p12 p14.
+    const __m256 halves = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 2, 0));
+    out = VF(_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(halves), _MM_SHUFFLE(3, 1, 2, 0))));
+    return true;
+  }
+#endif
+  (void)p, (void)out;
+  return false;
+}
+
 template <typename V, typename T> inline V load_strided(const T* p, int64_t stride) {
   if constexpr (kIsPack<V>) {
     V r;
@@ -181,6 +207,9 @@ template <typename V, typename T> inline V load_strided(const T* p, int64_t stri
     // 0 or 1, the same on every call: the branch predicts, and the plain loads are cheaper.
     if (stride == 1) return load<VF>(p);
     if (stride == 0) return load_bcast<VF>(p);
+    if constexpr (std::is_same_v<T, float>) {
+      if (VF v; stride == 2 && loads_every_other(p, v)) return v;
+    }
     if (VF v; gathers_strided(p, stride, v)) return v;
     alignas(64) float tmp[kLanes];
     for (int64_t i = 0; i < kLanes; ++i) tmp[i] = to_f32(p[i * stride]);
