@@ -166,7 +166,9 @@ class Builder {
     Value* f = nullptr;
     if (gathers && (op.axes & 8)) f = gather_elements_in_place(pool_.front(), axis, op.variant + 1);
     if ((op.axes & 2) && i->rank() >= 2 && f == nullptr) i = node("Transpose", {i});
-    Value* out = cast(i, DType::f32);
+    // Scaled back to O(1) by 2^-8 (exactly), as the tolerances assume: integers up to ~200 put
+    // f32's rounding at 1e-5 where later ops cancel them (a mean minus its values).
+    Value* out = node("Mul", {cast(i, DType::f32), constant(Tensor::scalar_f32(0x1p-8f))});
     return f == nullptr ? out : node("Mul", {out, f});
   }
 
@@ -249,7 +251,7 @@ class Builder {
   }
 
   Value* gather(Value* x, int64_t axis, int variant) {
-    if (!static_dim(x, axis)) x = pad_end(x, axis, 2);
+    if (static_dim(x, axis).value_or(0) == 0) x = pad_end(x, axis, 2);  // symbolic, or emptied by a slice
     const int64_t last = std::min<int64_t>(static_dim(x, axis).value_or(2), 2) - 1;  // 0 or 1
     Value* indices = nullptr;
     switch (variant % 3) {
@@ -351,7 +353,9 @@ class Builder {
     std::string name = pick(kUnary, op.which);
     Value* x = operand(op.operand, false);
     if (name == "Log") return node("Log", {plus_one(node("Abs", {x}))});
-    if (name == "Sqrt") return node("Sqrt", {node("Abs", {x})});
+    // Away from 0, where sqrt turns a statistic's last bits (a LayerNorm over 300000 values is
+    // 1e-8 off an output of 3e-5) into 1e-5.
+    if (name == "Sqrt") return node("Sqrt", {node("Add", {node("Abs", {x}), constant(Tensor::scalar_f32(0x1p-10f))})});
     if (name == "Gelu") return node("Gelu", {x}, {{"approximate", std::string(op.variant & 1 ? "tanh" : "none")}});
     return node(name, {x});
   }

@@ -1,6 +1,6 @@
 // Builds the Graph a GraphSpec describes (through the public Graph API) and random data for its
 // inputs. Numerically touchy ops get guarded operands, so that the comparison tests the kernels
-// and not the conditioning of the formula: Log(|x| + 1), Sqrt(|x|), x / (|y| + 1), and Where
+// and not the conditioning of the formula: Log(|x| + 1), Sqrt(|x| + 2^-10), x / (|y| + 1), and Where
 // always chooses between the two values it compares (a branch flip moves the result by at most
 // their difference).
 #pragma once
