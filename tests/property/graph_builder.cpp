@@ -364,8 +364,8 @@ class Builder {
     std::string name = pick(kBinary, op.which);
     Value* a = operand(op.operand, false);
     Value* b = second_operand(a, op);
-    if (name == "Div") b = plus_one(node("Abs", {b}));
     if (op.variant & 1) std::swap(a, b);  // the broadcast operand on the left too
+    if (name == "Div") b = plus_one(node("Abs", {b}));  // after the swap: the divisor is guarded
     return node(name, {a, b});
   }
 
