@@ -5,7 +5,7 @@
 // symbolic batch runs with both batch sizes through one executor.
 //
 // Reproducing a failure: rerun with RC_PARAMS="seed=<seed>" build/property_tests
-// --gtest_filter='WindowOps.*'; `make property-explore` runs it with random seeds.
+// --gtest_filter='SlidingWindows.*'; `make property-explore` runs it with random seeds.
 //
 // Budget: 300 graphs in `make test`, or as many as start within kBudget. Convolutions run on
 // the runtime's engines, not generated kernels, so most cases compile nothing; epilogues that
@@ -28,7 +28,7 @@ namespace {
 
 constexpr auto kBudget = std::chrono::seconds(60);
 
-TEST(WindowOps, FusedAndUnfusedMatchReference) {
+TEST(SlidingWindows, FusedAndUnfusedMatchReference) {
   logger().set_level(spdlog::level::warn);
   const rc::detail::TestParams params = property_params("window ops", 300);
   driver::ExecutorCounters counters;
