@@ -10,6 +10,7 @@
 #include <string>
 
 #include "build/process.h"
+#include "io/file_reading.h"
 
 namespace tilefuse::runtime {
 namespace {
@@ -54,8 +55,7 @@ TEST(Prefetch, PrefetchOnlyLoopsSurviveOptimisation) {
       {TILEFUSE_CXX_COMPILER, "-std=c++20", "-O2", "-I", TILEFUSE_SOURCE_DIR "/src", "-S",
        (dir / "fetch.cpp").string(), "-o", (dir / "fetch.s").string()});
   ASSERT_TRUE(result.succeeded()) << result.output;
-  std::ifstream in(dir / "fetch.s");
-  const std::string assembly((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string assembly = io::read_file((dir / "fetch.s").string());
   fs::remove_all(dir);
   for (const char* name : {"fetch_rows", "fetch_block"}) {
     const std::string body = function_body(assembly, name);
