@@ -23,10 +23,20 @@ std::string write_proto(const onnx::TensorProto& t, const std::string& file) {
   return path;
 }
 
-Tensor round_trip(const onnx::TensorProto& t) { return read_tensor_proto_file(write_proto(t, "tilefuse_t.pb")); }
+// The file is removed once read, whatever the read did.
+struct RemovedAfter {
+  std::string path;
+  ~RemovedAfter() { std::filesystem::remove(path); }
+};
+
+Tensor round_trip(const onnx::TensorProto& t) {
+  RemovedAfter file{write_proto(t, "tilefuse_t.pb")};
+  return read_tensor_proto_file(file.path);
+}
 
 std::string read_error(const onnx::TensorProto& t) {
-  std::string path = write_proto(t, "tilefuse_bad_t.pb");
+  RemovedAfter file{write_proto(t, "tilefuse_bad_t.pb")};
+  const std::string& path = file.path;
   try {
     read_tensor_proto_file(path);
   } catch (const UserError& e) {
@@ -83,7 +93,8 @@ TEST(TensorProto, RawData) {
 
 TEST(TensorProto, NameIsReturned) {
   std::string name;
-  read_tensor_proto_file(write_proto(test::f32_tensor("input_0", {1}, {1}), "tilefuse_named.pb"), &name);
+  RemovedAfter file{write_proto(test::f32_tensor("input_0", {1}, {1}), "tilefuse_named.pb")};
+  read_tensor_proto_file(file.path, &name);
   EXPECT_EQ(name, "input_0");
 }
 

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,8 @@ class ScratchDir {
   ScratchDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     std::string leaf = info ? std::string(info->test_suite_name()) + "." + info->name() : "scratch";
+    // Parameterised tests are named "Prefix/Suite.Name/3": one level, so the whole tree goes.
+    std::replace(leaf.begin(), leaf.end(), '/', '_');
     path_ = std::filesystem::temp_directory_path() /
             ("tilefuse_test_" + std::to_string(::getpid()) + "_" + leaf);
     std::filesystem::remove_all(path_);

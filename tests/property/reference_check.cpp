@@ -26,9 +26,9 @@ Tolerance tolerance_for(const Graph& graph) {
 
 std::string mismatches_against_reference(const Graph& graph, const std::vector<Inputs>& input_sets,
                                          const driver::ExecutorOptions& options,
-                                         driver::ExecutorCounters& counters) {
+                                         driver::ExecutorCounters& counters, std::optional<Tolerance> given) {
   driver::Executor executor(graph, options, counters);
-  Tolerance tolerance = tolerance_for(graph);
+  const Tolerance tolerance = given.value_or(tolerance_for(graph));
   std::string report;
   for (size_t set = 0; set < input_sets.size(); ++set) {
     std::vector<Tensor> expected = reference::run_graph(graph, input_sets[set]);

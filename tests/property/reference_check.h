@@ -12,6 +12,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "ir/graph.h"
@@ -26,10 +27,11 @@ Tolerance tolerance_for(const Graph& graph);
 using Inputs = std::map<std::string, Tensor>;
 
 // Builds one executor for `graph` and runs it on each set of inputs (with symbolic shapes, the
-// sets may differ in shape). Empty when every output matches the reference; else one line per
-// mismatching output.
+// sets may differ in shape). Empty when every output matches the reference within `tolerance`
+// (tolerance_for(graph) when not given); else one line per mismatching output.
 std::string mismatches_against_reference(const Graph& graph, const std::vector<Inputs>& input_sets,
                                          const driver::ExecutorOptions& options,
-                                         driver::ExecutorCounters& counters);
+                                         driver::ExecutorCounters& counters,
+                                         std::optional<Tolerance> tolerance = std::nullopt);
 
 }  // namespace tilefuse::property

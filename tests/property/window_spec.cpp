@@ -1,12 +1,12 @@
 #include "property/window_spec.h"
 
 #include <algorithm>
-#include <random>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "ir/printer.h"
+#include "property/graph_assembly.h"
 
 namespace tilefuse::property {
 namespace {
@@ -38,7 +38,7 @@ WindowSpec for_engine(WindowSpec s) {
 
 class WindowBuilder {
  public:
-  WindowBuilder(const WindowSpec& drawn, int64_t batch) : spec_(for_engine(drawn)), rng_(spec_.data_seed) {
+  WindowBuilder(const WindowSpec& drawn, int64_t batch) : spec_(for_engine(drawn)), g_(spec_.data_seed) {
     const WindowSpec& spec = spec_;
     const bool pool = spec.op == WindowOp::MaxPool || spec.op == WindowOp::AveragePool;
     for (int a = 0; a < 2; ++a) {
@@ -67,8 +67,8 @@ class WindowBuilder {
     }
     Shape image = {spec.symbolic_batch ? Dim(SymExpr::symbol("N")) : Dim(batch), Dim(channels_), Dim(extent_[0]),
                    Dim(extent_[1])};
-    bindings_["N"] = batch;
-    x_ = input(image);
+    g_.bind("N", batch);
+    x_ = g_.input(image);
   }
 
   BuiltGraph run() {
@@ -82,31 +82,12 @@ class WindowBuilder {
       y = node("MaxPool", {y}, {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"strides", std::vector<int64_t>{2, 2}},
                                 {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
     }
-    out_.graph.add_output(y);
-    return std::move(out_);
+    return g_.finish({y});
   }
 
  private:
-  Value* input(const Shape& shape) {
-    std::string name = fmt::format("in{}", out_.input_dims.size());
-    std::vector<int64_t>& dims = out_.input_dims[name];
-    for (const Dim& d : shape) dims.push_back(d.evaluate(bindings_));
-    return out_.graph.add_input(name, DType::f32, shape);
-  }
-
   Value* node(const std::string& op, std::vector<Value*> inputs, AttributeMap attrs = {}) {
-    std::string id = fmt::format("{}", next_id_++);
-    Value* v = out_.graph.add_node(op, op + id, std::move(inputs), {"v" + id}, std::move(attrs))->outputs[0];
-    out_.graph.infer_shapes();
-    return v;
-  }
-
-  // Weights in [-0.5, 0.5) from the spec's seed.
-  Value* weights(std::vector<int64_t> shape) {
-    Tensor t(DType::f32, std::move(shape));
-    std::uniform_real_distribution<double> u(-0.5, 0.5);
-    for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, u(rng_));
-    return out_.graph.add_constant(fmt::format("w{}", next_id_++), std::move(t));
+    return g_.node(op, std::move(inputs), std::move(attrs));
   }
 
   // The window's attributes every op shares.
@@ -141,8 +122,8 @@ class WindowBuilder {
     const int64_t group = groups(), maps = output_maps(group);
     const std::vector<int64_t> weight = transposed ? std::vector<int64_t>{channels_, maps / group, kernel_[0], kernel_[1]}
                                                    : std::vector<int64_t>{maps, channels_ / group, kernel_[0], kernel_[1]};
-    std::vector<Value*> inputs = {x_, weights(weight)};
-    if (spec_.bias) inputs.push_back(weights({maps}));
+    std::vector<Value*> inputs = {x_, g_.weights(weight)};
+    if (spec_.bias) inputs.push_back(g_.weights({maps}));
     AttributeMap attrs = window_attributes();
     attrs["group"] = group;
     if (transposed && spec_.ceil_mode) {
@@ -159,27 +140,24 @@ class WindowBuilder {
   }
 
   Value* epilogue(Value* y) {
-    auto scalar = [&](float v) { return out_.graph.add_constant(fmt::format("s{}", next_id_++), Tensor::scalar_f32(v)); };
+    auto scalar = [&](float v) { return g_.scalar(v); };
     switch (spec_.epilogue) {
       case 1: return node("Relu", {y});
       case 2: return node("Clip", {y, scalar(0.0f), scalar(6.0f)});
       case 3: return node("HardSwish", {y});
       case 4: return node("Sigmoid", {y});
       case 5: return node("Mul", {y, node("Sigmoid", {y})});
-      case 6: return node("Relu", {node("Add", {y, input(y->shape)})});
+      case 6: return node("Relu", {node("Add", {y, g_.input(y->shape)})});
       default: return y;
     }
   }
 
   const WindowSpec spec_;
-  std::mt19937_64 rng_;
+  GraphAssembly g_;
   std::array<int64_t, 2> kernel_{}, stride_{}, dilation_{}, pad_begin_{}, pad_end_{}, extent_{};
   int auto_pad_ = 0;
   int64_t channels_ = 1;
-  SymbolBindings bindings_;
-  BuiltGraph out_;
   Value* x_ = nullptr;
-  int next_id_ = 0;
 };
 
 rc::Gen<std::vector<int64_t>> pair(int64_t lo, int64_t hi) {
