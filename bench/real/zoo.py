@@ -257,6 +257,24 @@ def inductor_ms(module, feeds, names, threads):
         torch.set_num_threads(1)
 
 
+def export(module, make_inputs, path, dynamic, output_batch=True):
+    """Exports `module` on the first sample to `path` (TorchScript exporter, opset 17); `dynamic`:
+    a symbolic batch (and sequence, for token inputs). Returns the input names."""
+    args = make_inputs(torch.Generator().manual_seed(SEED))
+    names = [f"input_{i}" for i in range(len(args))]
+    axes = None
+    if dynamic:
+        fixed = unbatched(make_inputs)
+        axes = {n: ({0: "batch", 1: "seq"} if a.dtype == torch.int64 and a.dim() > 1 else {0: "batch"})
+                for i, (n, a) in enumerate(zip(names, args)) if i not in fixed}
+        if output_batch:  # else the exporter names the output's dims (a reduction over the batch has none)
+            axes["output"] = {0: "batch"}
+    with torch.no_grad():
+        torch.onnx.export(module, args, str(path), dynamo=False, opset_version=17, input_names=names,
+                          output_names=["output"], dynamic_axes=axes)
+    return names
+
+
 def check(name, build, make_inputs, work, threads, dynamic, output_batch=True, inductor=False):
     import onnxruntime as ort
     import tilefuse
@@ -270,20 +288,9 @@ def check(name, build, make_inputs, work, threads, dynamic, output_batch=True, i
     except Exception as e:  # the model's own failure at this size, not ours
         row.update(status="model failed", error=str(e).splitlines()[0][:200])
         return row
-    args = make_inputs(torch.Generator().manual_seed(SEED))
     path = work / f"{name}{'_dynamic' if dynamic else ''}.onnx"
-    names = [f"input_{i}" for i in range(len(args))]
-    axes = None
-    if dynamic:  # a symbolic batch (and sequence, for token inputs), fed 3 different samples
-        fixed = unbatched(make_inputs)
-        axes = {n: ({0: "batch", 1: "seq"} if a.dtype == torch.int64 and a.dim() > 1 else {0: "batch"})
-                for i, (n, a) in enumerate(zip(names, args)) if i not in fixed}
-        if output_batch:  # else the exporter names the output's dims (a reduction over the batch has none)
-            axes["output"] = {0: "batch"}
     try:
-        with torch.no_grad():
-            torch.onnx.export(module, args, str(path), dynamo=False, opset_version=17, input_names=names,
-                              output_names=["output"], dynamic_axes=axes)
+        names = export(module, make_inputs, path, dynamic, output_batch)
     except Exception as e:  # the exporter's failure, not ours
         row.update(status="export failed", error=str(e).splitlines()[0][:200])
         return row
