@@ -72,7 +72,8 @@ class CodeWriter {
 
 class KernelEmitter {
  public:
-  explicit KernelEmitter(KernelSchedule schedule) : s_(std::move(schedule)) {}
+  KernelEmitter(KernelSchedule schedule, int64_t stream_above_bytes)
+      : s_(std::move(schedule)), stream_above_bytes_(stream_above_bytes) {}
 
   KernelSource emit() {
     emit_header();
@@ -173,8 +174,11 @@ class KernelEmitter {
       w_.line("// symbols:" + syms);
     }
     if (jit_) {
+      const std::string stores = !tiling_.stream_stores ? "0"
+                                 : streams_by_size()    ? fmt::format("above {} output bytes", stream_above_bytes_)
+                                                        : "1";
       w_.line(fmt::format("// tiling: jit, blocks split at launch; column tile {}, non-temporal stores {}, prefetch {}",
-                          column_tile(), tiling_.stream_stores ? 1 : 0, tiling_.prefetch_ahead));
+                          column_tile(), stores, tiling_.prefetch_ahead));
     } else {
       w_.line("// tiling: " + tiling_.repr());
     }
@@ -192,6 +196,10 @@ class KernelEmitter {
     w_.line(fmt::format("constexpr int64_t kColumnTile = {};  // 0: whole rows", column_tile()));
     w_.line(fmt::format("constexpr bool kStreamStores = {};  // non-temporal stores of full-size outputs",
                         tiling_.stream_stores ? "true" : "false"));
+    if (streams_by_size()) {
+      w_.line(fmt::format("constexpr int64_t kStreamAboveBytes = {};  // ...where the outputs outgrow the caches",
+                          stream_above_bytes_));
+    }
     w_.line(fmt::format("constexpr int64_t kPrefetchAhead = {};  // {}; 0: no software prefetch", tiling_.prefetch_ahead,
                         columns_ ? "reduced rows" : "elements"));
     w_.close("}  // namespace");
@@ -308,12 +316,34 @@ class KernelEmitter {
     }
     emit_counts();
     w_.line("const int64_t unit_end = std::min(units, end_block * units_per_block);");
+    if (streams_by_size()) {
+      // The launch's half of the tiling: the loop is instantiated with and without non-temporal
+      // stores, and the run's output bytes choose (the cost model's rule, at the run's sizes).
+      w_.open("auto run_units = [&](auto streaming) {");
+      w_.line("constexpr bool kStreamStores = decltype(streaming)::value;");
+    }
     w_.open("for (int64_t unit = first_block * units_per_block; unit < unit_end; ++unit) {");
     emit_unit_setup();
     emit_passes();
     w_.close();
     w_.line("if constexpr (kStreamStores) tf::stream_fence();");
+    if (streams_by_size()) {
+      w_.close("};");
+      w_.line(fmt::format("const int64_t output_bytes = {};", cpp_int_expr(output_bytes())));
+      w_.line("if (output_bytes > kStreamAboveBytes) run_units(std::true_type{});");
+      w_.line("else run_units(std::false_type{});");
+    }
     w_.close();
+  }
+
+  // Whether the kernel chooses its store kind at launch (a jit kernel whose tiling streams).
+  bool streams_by_size() const { return jit_ && tiling_.stream_stores && stream_above_bytes_ > 0; }
+
+  // Bytes the kernel's outputs take, in the symbols (what kernel_profile counts as write bytes).
+  Dim output_bytes() const {
+    Dim bytes = 0;
+    for (const Value* out : k_.outputs) bytes = bytes + num_elements(out->shape) * Dim(int64_t(dtype_size(out->dtype)));
+    return bytes;
   }
 
   // Outer coordinates of the unit, each buffer's row pointer, and the unit's column range.
@@ -832,6 +862,7 @@ class KernelEmitter {
   const std::vector<const Value*>& transposed_ = s_.transposed;
   const int num_passes_ = s_.num_passes;
   const int prefetch_pass_ = s_.prefetch_pass;
+  const int64_t stream_above_bytes_;
   // Printing state.
   CodeWriter w_;
   std::map<const Value*, std::string> var_names_;
@@ -842,8 +873,9 @@ class KernelEmitter {
 
 }  // namespace
 
-KernelSource emit_kernel(const fusion::FusedKernel& kernel, const KernelTiling& tiling, KernelVariant variant) {
-  return KernelEmitter(schedule_kernel(kernel, tiling, variant)).emit();
+KernelSource emit_kernel(const fusion::FusedKernel& kernel, const KernelTiling& tiling, KernelVariant variant,
+                         int64_t stream_above_bytes) {
+  return KernelEmitter(schedule_kernel(kernel, tiling, variant), stream_above_bytes).emit();
 }
 
 }  // namespace tilefuse::codegen

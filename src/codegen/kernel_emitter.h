@@ -23,6 +23,10 @@ struct KernelSource {
   std::vector<std::string> symbols;   // the `symbols` argument: values of these, in this order
 };
 
-KernelSource emit_kernel(const fusion::FusedKernel& kernel, const KernelTiling& tiling, KernelVariant variant);
+// `stream_above_bytes` (jit kernels): a jit kernel whose tiling has non-temporal stores uses
+// them only at run sizes whose outputs take more bytes than this (tiling::cache_budget_bytes), a
+// choice made at launch like its block split; 0: wherever the tiling has them.
+KernelSource emit_kernel(const fusion::FusedKernel& kernel, const KernelTiling& tiling, KernelVariant variant,
+                         int64_t stream_above_bytes = 0);
 
 }  // namespace tilefuse::codegen

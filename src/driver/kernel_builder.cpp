@@ -6,6 +6,7 @@
 #include "codegen/support_headers.h"
 #include "driver/debug_dump.h"
 #include "ir/log.h"
+#include "tiling/cost_model.h"
 #include "tiling/solver.h"
 #include "tune/tuning_record.h"
 
@@ -34,6 +35,11 @@ tiling::KernelTiling as_jit(tiling::KernelTiling t) {
   return t;
 }
 
+// A jit kernel planned with non-temporal stores uses them only where a run's outputs outgrow
+// the caches: the generic kernel is planned at kJitPlanningSize, far larger than many runs (a
+// batch of 8 over 8 MiB stored past an L3 that held it ran the next kernel from memory).
+int64_t jit_stream_above_bytes(const BuildContext& c) { return tiling::cache_budget_bytes(c.hardware); }
+
 // The jit path: one generic kernel for every shape and every device limit, planned at
 // kJitPlanningSize for all of the machine's cores.
 BuiltKernel build_jit(const fusion::FusedKernel& kernel, const BuildContext& c) {
@@ -41,7 +47,7 @@ BuiltKernel build_jit(const fusion::FusedKernel& kernel, const BuildContext& c) 
   out.path = tiling::CompilePath::Jit;
   const auto planned = tiling::top_candidates(kernel, c.hardware, c.hardware.cores, 1);
   out.jit_tiling = as_jit(planned.empty() ? tiling::KernelTiling{} : planned.front().tiling);
-  out.source = codegen::emit_kernel(kernel, out.jit_tiling, codegen::KernelVariant::Jit);
+  out.source = codegen::emit_kernel(kernel, out.jit_tiling, codegen::KernelVariant::Jit, jit_stream_above_bytes(c));
   out.tiling_repr = "jit";
   build::ArtifactRequest request{kernel.name + "_" + short_hash(out.source.code), out.source.code,
                                  common_meta(c, out.path)};
@@ -68,7 +74,8 @@ std::shared_ptr<runtime::KernelLibrary> build_candidate(const fusion::FusedKerne
                                                         const build::StaticKernelStore& store, const BuildContext& c,
                                                         codegen::KernelSource* source_out) {
   const auto variant = path == tiling::CompilePath::Jit ? codegen::KernelVariant::Jit : codegen::KernelVariant::Static;
-  codegen::KernelSource source = codegen::emit_kernel(kernel, cand.tiling, variant);
+  const int64_t stream_above = path == tiling::CompilePath::Jit ? jit_stream_above_bytes(c) : 0;
+  codegen::KernelSource source = codegen::emit_kernel(kernel, cand.tiling, variant, stream_above);
   const std::string key = tune::kernel_key(cand);
   const build::LibraryFile file = store.get_or_build(key, source.code, c.cache_counters);
   if (!c.debug_dir.empty())

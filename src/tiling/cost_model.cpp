@@ -44,12 +44,14 @@ Split split_work(const KernelProfile& p, const KernelTiling& t) {
 
 }  // namespace
 
+int64_t cache_budget_bytes(const HardwareModel& hw) {
+  return (hw.l2_bytes * std::max(1, hw.cores) + std::min(hw.l3_bytes, kMaxUsableL3Bytes)) / 2;
+}
+
 CostEstimate estimate_cost(const KernelProfile& p, const KernelTiling& t, const HardwareModel& hw) {
   const Split s = split_work(p, t);
   const double share = double(s.busiest_units) / double(s.units);  // of all the kernel's work
-  // Half of all L2s plus the usable L3: what a kernel's tensors can count on finding in cache.
-  const int64_t cache_budget =
-      (hw.l2_bytes * std::max(1, hw.cores) + std::min(hw.l3_bytes, kMaxUsableL3Bytes)) / 2;
+  const int64_t cache_budget = cache_budget_bytes(hw);
   // A kernel whose tensors all fit in the caches finds its inputs there (its producer just wrote
   // them) and streams at cache speed, not memory speed.
   const bool in_cache = p.streamed_read_bytes + p.write_bytes <= cache_budget;

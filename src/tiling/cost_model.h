@@ -23,4 +23,9 @@ struct CostEstimate {
 
 CostEstimate estimate_cost(const KernelProfile& profile, const KernelTiling& tiling, const HardwareModel& hw);
 
+// Half of all L2s plus the usable L3: what a kernel's tensors can count on finding in cache. A
+// kernel whose outputs are larger gains from non-temporal stores; a smaller one loses by them
+// (its consumer must fetch the output from memory again).
+int64_t cache_budget_bytes(const HardwareModel& hw);
+
 }  // namespace tilefuse::tiling

@@ -159,5 +159,33 @@ TEST(KernelEmitter, ColumnReductionsComputeCarriedValuesAgain) {
   EXPECT_NE(source.find("alignas(64) float v0_col[kColumnTile];"), std::string::npos) << source;
 }
 
+// x * 2 over [N, 256]: a jit kernel.
+fusion::FusedKernel symbolic_scale_kernel() {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", DType::f32, {Dim::symbol("N"), Dim(256)});
+  Value* two = g->add_constant("two", Tensor::scalar_f32(2.0f));
+  g->add_output(g->add_node("Mul", "mul", {x, two}, {"y"})->outputs[0]);
+  return only_kernel(std::move(g));
+}
+
+// A jit kernel whose tiling streams its stores decides at launch, from its outputs' bytes at the
+// run's sizes; given no threshold (and in a static kernel) the tiling's choice is final.
+TEST(KernelEmitter, JitKernelChoosesNonTemporalStoresAtLaunch) {
+  KernelTiling tiling;
+  tiling.stream_stores = true;
+  const std::string chooses = emit_kernel(symbolic_scale_kernel(), tiling, KernelVariant::Jit, 1 << 20).code;
+  EXPECT_NE(chooses.find("constexpr int64_t kStreamAboveBytes = 1048576;"), std::string::npos) << chooses;
+  EXPECT_NE(chooses.find("constexpr bool kStreamStores = decltype(streaming)::value;"), std::string::npos) << chooses;
+  EXPECT_NE(chooses.find("const int64_t output_bytes = (int64_t{1024} * sym_N);"), std::string::npos) << chooses;
+  EXPECT_NE(chooses.find("non-temporal stores above 1048576 output bytes"), std::string::npos) << chooses;
+  for (const std::string& fixed : {emit_kernel(symbolic_scale_kernel(), tiling, KernelVariant::Jit).code,
+                                   emit_kernel(softmax_kernel(512), tiling, KernelVariant::Static, 1 << 20).code}) {
+    EXPECT_EQ(fixed.find("run_units"), std::string::npos) << fixed;
+  }
+  tiling.stream_stores = false;
+  const std::string never = emit_kernel(symbolic_scale_kernel(), tiling, KernelVariant::Jit, 1 << 20).code;
+  EXPECT_EQ(never.find("run_units"), std::string::npos) << never;
+}
+
 }  // namespace
 }  // namespace tilefuse::codegen

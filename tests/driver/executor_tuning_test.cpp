@@ -204,5 +204,25 @@ TEST(ExecutorTuning, JitBucketsTakeTheModelsChoiceWithoutMeasuring) {
   EXPECT_EQ(record->winner.tiling.units_per_block, 1);  // the split stays at launch
 }
 
+// A jit kernel planned with non-temporal stores (at kJitPlanningSize rows its output outgrows
+// these small caches) chooses them at launch: only for runs whose outputs outgrow the caches,
+// so a run that fits keeps its output where the next kernel finds it. Both kinds of run match
+// the reference.
+TEST(ExecutorTuning, JitKernelsStreamStoresOnlyWhereTheOutputsOutgrowTheCaches) {
+  TempDir cache;
+  const Graph g = elementwise_graph(Dim::symbol("N"));
+  ExecutorOptions o = options(cache, 2, 1);
+  o.hardware->cores = 1, o.hardware->l2_bytes = 16 << 10, o.hardware->l3_bytes = 64 << 10;
+  ExecutorCounters counters;
+  Executor exe(g, o, counters);
+  for (int64_t rows : {3, 100, 7}) expect_matches_reference(exe, g, rows);  // 12 KiB, 400 KiB, 28 KiB
+  const std::vector<fs::path> sources = find(cache.path(), "kernel.cpp");
+  ASSERT_EQ(sources.size(), 1u);  // the generic kernel: both sizes are within the planning size
+  std::ifstream in(sources[0]);
+  const std::string code{std::istreambuf_iterator<char>(in), {}};
+  EXPECT_NE(code.find("constexpr int64_t kStreamAboveBytes = 40960;"), std::string::npos) << code;  // (16 + 64) KiB / 2
+  EXPECT_NE(code.find("if (output_bytes > kStreamAboveBytes) run_units(std::true_type{});"), std::string::npos) << code;
+}
+
 }  // namespace
 }  // namespace tilefuse::driver

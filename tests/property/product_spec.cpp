@@ -283,7 +283,7 @@ void showValue(const ProductSpec& drawn, std::ostream& os) {
                     kForms[static_cast<int>(s.form)], s.batch, s.b_batch, s.broadcast, s.m, s.k, s.n, s.transpose_a,
                     s.transpose_b, s.constant_b, s.epilogue, s.after, s.split, s.symbolic, s.other_size, dtype_name(s.dtype),
                     s.gemm, s.data_seed);
-  os << print_graph(build_product(s, drawn_size(s)).graph);
+  os << print_graph(build_product(s, drawn_size(s)).graph, {.elide_large_constants = true});
 }
 
 }  // namespace tilefuse::property

@@ -6,7 +6,7 @@
 // libm, and near zero a relative bound alone cannot absorb those ULP. Kernels' sums add up to 64
 // values per lane in f32 before folding them into doubles (SumAcc, ColumnSumAcc), so a sum of a
 // few hundred O(1) values that cancels to near zero may be off by a few 1e-6: graphs with a
-// ReduceSum get 1e-5 absolute. Touchy formulas are guarded by the builder (graph_builder.h). Graphs that round through f16/bf16 may differ by one unit of the half
+// ReduceSum get 1e-5 absolute; graphs with a convolution 1e-4 relative and 1e-5 absolute. Touchy formulas are guarded by the builder (graph_builder.h). Graphs that round through f16/bf16 may differ by one unit of the half
 // type wherever the f32 values on both sides straddle a rounding boundary: there the bound is
 // two half-precision ULP (2^-9 for f16, 2^-6 for bf16), relative and absolute (values are O(1)).
 #pragma once

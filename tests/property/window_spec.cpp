@@ -206,7 +206,7 @@ void showValue(const WindowSpec& spec, std::ostream& os) {
                     kEngines[static_cast<int>(spec.engine)], kOps[static_cast<int>(spec.op)], spec.image, spec.kernel, spec.strides, spec.dilations, spec.pads,
                     spec.auto_pad, spec.groups, spec.maps, spec.wide, spec.bias, spec.epilogue, spec.stem_pool, spec.ceil_mode,
                     spec.count_include_pad, spec.symbolic_batch, spec.data_seed);
-  os << print_graph(build_window(spec, spec.image[0]).graph);
+  os << print_graph(build_window(spec, spec.image[0]).graph, {.elide_large_constants = true});
 }
 
 }  // namespace tilefuse::property
