@@ -7,6 +7,7 @@
 //   g++ -std=c++20 -O2 bench/kernel_ab.cpp -o build/kernel_ab
 //   c++ -std=c++20 -O3 -march=native -fno-math-errno -fPIC -shared -I <cache>/include/<fp> A.cpp -o A.so
 //   build/kernel_ab 33554432,4096,1,1,1,33554432 ./A.so ./B.so      (bias+GELU's 6 buffers)
+//   build/kernel_ab --symbols=8 2097152,2097152 ./static.so ./jit.so  (a jit kernel's symbol values)
 //
 // The first argument lists the kernel's buffers in order: a number is that many floats, filled
 // with uniform values in [-1, 1); a number with a `b` suffix is that many bools, random 0 or 1
@@ -63,8 +64,16 @@ std::vector<void*> random_buffers(const std::string& sizes) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Symbol values for jit kernels (static kernels ignore them).
+  std::vector<int64_t> symbols(8, 1);
+  if (argc > 1 && std::string(argv[1]).rfind("--symbols=", 0) == 0) {
+    std::stringstream list(argv[1] + 10);
+    std::string item;
+    for (size_t i = 0; std::getline(list, item, ',') && i < symbols.size(); ++i) symbols[i] = std::stoll(item);
+    ++argv, --argc;
+  }
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s BUFFER_SIZES KERNEL.so [KERNEL.so ...]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--symbols=N,...] BUFFER_SIZES KERNEL.so [KERNEL.so ...]\n", argv[0]);
     return 2;
   }
   const std::vector<void*> buffers = random_buffers(argv[1]);
@@ -81,8 +90,8 @@ int main(int argc, char** argv) {
   // Each thread runs half of the blocks, as the runtime's thread team does with 2 workers.
   std::vector<double> scratch[2] = {std::vector<double>(1 << 20), std::vector<double>(1 << 20)};
   auto run_half = [&](const Variant& v, int half) {
-    const int64_t blocks = v.num_blocks(nullptr, 2);
-    v.run_blocks(buffers.data(), nullptr, 2, half * blocks / 2, (half + 1) * blocks / 2, scratch[half].data());
+    const int64_t blocks = v.num_blocks(symbols.data(), 2);
+    v.run_blocks(buffers.data(), symbols.data(), 2, half * blocks / 2, (half + 1) * blocks / 2, scratch[half].data());
   };
   std::barrier sync(2);
   const Variant* current = nullptr;

@@ -288,6 +288,14 @@ class KernelEmitter {
         "TF_EXPORT void tf_run_blocks(void* const* buffers, const int64_t* symbols, int64_t workers, int64_t "
         "first_block, int64_t end_block, void* scratch) {");
     bind_symbols();
+    if (streams_by_size()) {
+      // The launch's half of the tiling: the kernel is instantiated with and without non-temporal
+      // stores, and the run's output bytes choose (the cost model's rule, at the run's sizes).
+      // The buffer pointers are declared inside: captured, they lost __restrict, and a column
+      // reduction ran 1.5x slower.
+      w_.open("auto run_units = [&](auto streaming) {");
+      w_.line("constexpr bool kStreamStores = decltype(streaming)::value;");
+    }
     for (const Value* v : buffers_) {
       std::string type = cpp_storage_type(v->dtype);
       std::string cv = is_output(v) ? "" : "const ";
@@ -316,12 +324,6 @@ class KernelEmitter {
     }
     emit_counts();
     w_.line("const int64_t unit_end = std::min(units, end_block * units_per_block);");
-    if (streams_by_size()) {
-      // The launch's half of the tiling: the loop is instantiated with and without non-temporal
-      // stores, and the run's output bytes choose (the cost model's rule, at the run's sizes).
-      w_.open("auto run_units = [&](auto streaming) {");
-      w_.line("constexpr bool kStreamStores = decltype(streaming)::value;");
-    }
     w_.open("for (int64_t unit = first_block * units_per_block; unit < unit_end; ++unit) {");
     emit_unit_setup();
     emit_passes();
