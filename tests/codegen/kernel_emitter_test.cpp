@@ -187,5 +187,19 @@ TEST(KernelEmitter, JitKernelChoosesNonTemporalStoresAtLaunch) {
   EXPECT_EQ(never.find("run_units"), std::string::npos) << never;
 }
 
+// A jit row kernel prefetches one row ahead at the run's row length, not at the length the
+// tiling was planned at; a static one at the tiling's distance.
+TEST(KernelEmitter, JitRowKernelPrefetchesOneRowOfTheRunsLength) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", DType::f32, {Dim(4), Dim::symbol("N")});
+  g->add_output(g->add_node("Softmax", "softmax", {x}, {"y"})->outputs[0]);
+  KernelTiling tiling;
+  tiling.prefetch_ahead = 16384;  // the row length at the planning size
+  const std::string jit = emit_kernel(only_kernel(std::move(g)), tiling, KernelVariant::Jit).code;
+  EXPECT_NE(jit.find("tf::prefetch<V>(b0_row + i + sym_N);"), std::string::npos) << jit;
+  const std::string fixed = emit(softmax_kernel(512), 512);
+  EXPECT_NE(fixed.find("tf::prefetch<V>(b0_row + i + kPrefetchAhead);"), std::string::npos) << fixed;
+}
+
 }  // namespace
 }  // namespace tilefuse::codegen
