@@ -17,9 +17,75 @@ namespace {
 
 enum class Fold { Sum, Mean, Max, Min, Prod };
 
-// The input as [outer, reduced, inner] around the run of reduced axes.
-struct Block {
-  int64_t outer = 1, reduced = 1, inner = 1;
+// Reduced segments alternate with kept ones: inputs of rank <= 16 have at most 8.
+constexpr size_t kMaxReducedSegments = 8;
+constexpr int64_t kMaxRank = 16;
+
+// x's axes merged into segments of consecutive kept or reduced axes. Each output element (the
+// kept coordinates, row-major) folds its reduced elements in x's row-major order, as the
+// reference does. A kept last segment is `inner`: that many output columns are folded at once,
+// down contiguous rows of x.
+struct Layout {
+  struct Segment {
+    int64_t extent = 1, stride = 1;
+  };
+  std::vector<Segment> kept;     // kept segments before `inner`, outermost first
+  std::vector<Segment> reduced;  // outermost first
+  int64_t inner = 1;
+  int64_t outputs = 1;   // product of the kept extents but `inner`
+  int64_t count = 1;     // elements each output folds
+
+  Layout(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes) {
+    std::vector<std::pair<Segment, bool>> segments;  // (segment, reduced)
+    int64_t stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      const bool r = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d));
+      if (segments.empty() || segments.back().second != r) {
+        segments.push_back({{shape[d], stride}, r});
+      } else {
+        segments.back().first.extent *= shape[d];
+      }
+      stride *= shape[d];
+    }
+    std::reverse(segments.begin(), segments.end());
+    if (!segments.empty() && !segments.back().second) {
+      inner = segments.back().first.extent;
+      segments.pop_back();
+    }
+    for (const auto& [segment, r] : segments) {
+      (r ? reduced : kept).push_back(segment);
+      (r ? count : outputs) *= segment.extent;
+    }
+  }
+
+  // Where output element o's elements start: its kept coordinates' offset.
+  int64_t kept_offset(int64_t o) const {
+    int64_t offset = 0;
+    for (size_t k = kept.size(); k-- > 0;) {
+      offset += o % kept[k].extent * kept[k].stride;
+      o /= kept[k].extent;
+    }
+    return offset;
+  }
+
+  // Calls f(offset) for the reduced coordinates in row-major order, over the first `segments`
+  // reduced segments (the others at 0).
+  template <typename F>
+  void for_each_reduced(size_t segments, F&& f) const {
+    int64_t total = 1;
+    for (size_t k = 0; k < segments; ++k) total *= reduced[k].extent;
+    std::array<int64_t, kMaxReducedSegments> coord{};
+    int64_t offset = 0;
+    for (int64_t n = 0; n < total; ++n) {
+      f(offset);
+      for (size_t k = segments; k-- > 0;) {  // odometer: the innermost segment moves first
+        offset += reduced[k].stride;
+        if (++coord[k] < reduced[k].extent) break;
+        offset -= coord[k] * reduced[k].stride;
+        coord[k] = 0;
+      }
+    }
+  }
 };
 
 // Output columns one work item folds at once: its accumulators stay in L1.
@@ -55,35 +121,36 @@ A finish(A acc, int64_t count) {
   return acc / static_cast<double>(count);
 }
 
-// Output elements (o, [i0, i1)) of one work item, each folded down the reduced axis in order.
+// Output elements (o, [i0, i1)) of one work item, each folded down its reduced rows in order.
 template <Fold fold, typename T>
-void fold_columns(const T* x, T* y, const Block& b, int64_t o, int64_t i0, int64_t i1) {
+void fold_columns(const T* x, T* y, const Layout& l, int64_t o, int64_t i0, int64_t i1) {
   using A = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
   const int64_t n = i1 - i0;
   std::array<A, kColumns> acc;
   std::fill_n(acc.begin(), n, initial<A>(fold));
-  const T* row = x + o * b.reduced * b.inner + i0;
-  for (int64_t r = 0; r < b.reduced; ++r, row += b.inner) {
+  const T* base = x + l.kept_offset(o) + i0;
+  l.for_each_reduced(l.reduced.size(), [&](int64_t offset) {
+    const T* row = base + offset;
     for (int64_t i = 0; i < n; ++i) acc[i] = combine<fold>(acc[i], static_cast<A>(row[i]));
-  }
-  T* out = y + o * b.inner + i0;
-  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(finish<fold>(acc[i], b.reduced));
+  });
+  T* out = y + o * l.inner + i0;
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(finish<fold>(acc[i], l.count));
 }
 
-// A row folded in order, as the reference folds it: floating-point sums round at each step.
+// A row folded on from `acc` in order, as the reference folds it: floating-point sums round at
+// each step.
 template <Fold fold, typename A, typename T>
-A fold_in_order(const T* row, int64_t n) {
-  A acc = initial<A>(fold);
+A fold_in_order(A acc, const T* row, int64_t n) {
   for (int64_t r = 0; r < n; ++r) acc = combine<fold>(acc, static_cast<A>(row[r]));
   return acc;
 }
 
-// A row of integers folded as kWays interleaved partial folds, then those folded together.
+// A row of integers folded as kWays interleaved partial folds, then those folded into `acc`.
 // Wrapping add and multiply, max and min are associative and commutative on integers, so this
 // is bit for bit the in-order result; the partial folds are independent chains, where the
 // in-order loop waits a full add on every element.
 template <Fold fold, typename A, typename T>
-A fold_interleaved(const T* row, int64_t n) {
+A fold_interleaved(A acc, const T* row, int64_t n) {
   constexpr int64_t kWays = 8;
   std::array<A, kWays> part;
   part.fill(initial<A>(fold));
@@ -92,33 +159,37 @@ A fold_interleaved(const T* row, int64_t n) {
     for (int64_t k = 0; k < kWays; ++k) part[k] = combine<fold>(part[k], static_cast<A>(row[r + k]));
   }
   for (; r < n; ++r) part[0] = combine<fold>(part[0], static_cast<A>(row[r]));
-  A acc = part[0];
-  for (int64_t k = 1; k < kWays; ++k) acc = combine<fold>(acc, part[k]);
+  for (int64_t k = 0; k < kWays; ++k) acc = combine<fold>(acc, part[k]);
   return acc;
 }
 
-// One output element per row: x's rows are contiguous.
+// One output element at a time: the last reduced segment is x's last axes, a contiguous row.
 template <Fold fold, typename T>
-void fold_rows(const T* x, T* y, const Block& b, int64_t o0, int64_t o1) {
+void fold_rows(const T* x, T* y, const Layout& l, int64_t o0, int64_t o1) {
   using A = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+  const int64_t length = l.reduced.back().extent;
   for (int64_t o = o0; o < o1; ++o) {
-    const T* row = x + o * b.reduced;
-    const A acc = std::is_integral_v<A> ? fold_interleaved<fold, A>(row, b.reduced) : fold_in_order<fold, A>(row, b.reduced);
-    y[o] = static_cast<T>(finish<fold>(acc, b.reduced));
+    const T* base = x + l.kept_offset(o);
+    A acc = initial<A>(fold);
+    l.for_each_reduced(l.reduced.size() - 1, [&](int64_t offset) {
+      acc = std::is_integral_v<A> ? fold_interleaved<fold>(acc, base + offset, length)
+                                  : fold_in_order<fold>(acc, base + offset, length);
+    });
+    y[o] = static_cast<T>(finish<fold>(acc, l.count));
   }
 }
 
 template <Fold fold, typename T>
-void fold_block(ThreadTeam& team, const T* x, T* y, const Block& b) {
-  if (b.inner == 1) {
-    team.run(b.outer, [&](int, int64_t first, int64_t end) { fold_rows<fold>(x, y, b, first, end); });
+void fold_layout(ThreadTeam& team, const T* x, T* y, const Layout& l) {
+  if (l.inner == 1) {
+    team.run(l.outputs, [&](int, int64_t first, int64_t end) { fold_rows<fold>(x, y, l, first, end); });
     return;
   }
-  const int64_t tiles = (b.inner + kColumns - 1) / kColumns;
-  team.run(b.outer * tiles, [&](int, int64_t first, int64_t end) {
+  const int64_t tiles = (l.inner + kColumns - 1) / kColumns;
+  team.run(l.outputs * tiles, [&](int, int64_t first, int64_t end) {
     for (int64_t item = first; item < end; ++item) {
       const int64_t o = item / tiles, i0 = item % tiles * kColumns;
-      fold_columns<fold>(x, y, b, o, i0, std::min(b.inner, i0 + kColumns));
+      fold_columns<fold>(x, y, l, o, i0, std::min(l.inner, i0 + kColumns));
     }
   });
 }
@@ -144,42 +215,33 @@ class ReduceCall : public LibraryCall {
       std::memcpy(y.raw(), x.raw(), x.nbytes());
       return;
     }
-    const Block b = block_of(x.shape());
-    if (b.reduced == 0 && fold_ == Fold::Mean && x.dtype() != DType::f64) {
+    const Layout l(x.shape(), axes_);
+    if (l.count == 0 && fold_ == Fold::Mean && x.dtype() != DType::f64) {
       fail_user("{}: the mean of an empty integer set is undefined", node_.describe());
     }
     switch (x.dtype()) {
-      case DType::f64: return by_fold(team, x.data<double>(), y.data<double>(), b);
-      case DType::i32: return by_fold(team, x.data<int32_t>(), y.data<int32_t>(), b);
-      case DType::i64: return by_fold(team, x.data<int64_t>(), y.data<int64_t>(), b);
+      case DType::f64: return by_fold(team, x.data<double>(), y.data<double>(), l);
+      case DType::i32: return by_fold(team, x.data<int32_t>(), y.data<int32_t>(), l);
+      case DType::i64: return by_fold(team, x.data<int64_t>(), y.data<int64_t>(), l);
       default: fail_internal("{}: reduce_call of {}", node_.describe(), dtype_name(x.dtype()));
     }
   }
 
  private:
-  Block block_of(const std::vector<int64_t>& shape) const {
-    Block b;
-    for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
-      int64_t& part = d < axes_.front() ? b.outer : d <= axes_.back() ? b.reduced : b.inner;
-      part *= shape[static_cast<size_t>(d)];
-    }
-    return b;
-  }
-
   template <typename T>
-  void by_fold(ThreadTeam& team, const T* x, T* y, const Block& b) const {
+  void by_fold(ThreadTeam& team, const T* x, T* y, const Layout& l) const {
     switch (fold_) {
-      case Fold::Sum: return fold_block<Fold::Sum>(team, x, y, b);
-      case Fold::Mean: return fold_block<Fold::Mean>(team, x, y, b);
-      case Fold::Max: return fold_block<Fold::Max>(team, x, y, b);
-      case Fold::Min: return fold_block<Fold::Min>(team, x, y, b);
-      case Fold::Prod: return fold_block<Fold::Prod>(team, x, y, b);
+      case Fold::Sum: return fold_layout<Fold::Sum>(team, x, y, l);
+      case Fold::Mean: return fold_layout<Fold::Mean>(team, x, y, l);
+      case Fold::Max: return fold_layout<Fold::Max>(team, x, y, l);
+      case Fold::Min: return fold_layout<Fold::Min>(team, x, y, l);
+      case Fold::Prod: return fold_layout<Fold::Prod>(team, x, y, l);
     }
   }
 
   const Node& node_;
   Fold fold_;
-  std::vector<int64_t> axes_;  // sorted, one run; empty: the identity
+  std::vector<int64_t> axes_;  // sorted; empty: the identity
 };
 
 }  // namespace
@@ -188,12 +250,7 @@ bool reduce_call_supports(const Node& node) {
   if (!fold_of(node.op) || node.input(0) == nullptr || node.outputs.empty()) return false;
   const DType t = node.input(0)->dtype;
   if (t != DType::f64 && t != DType::i32 && t != DType::i64) return false;
-  const auto axes = passes::reduced_axes(node);
-  if (!axes) return false;
-  for (size_t i = 1; i < axes->size(); ++i) {
-    if ((*axes)[i] != (*axes)[i - 1] + 1) return false;
-  }
-  return true;
+  return node.input(0)->rank() <= kMaxRank && passes::reduced_axes(node).has_value();
 }
 
 std::unique_ptr<LibraryCall> prepare_reduce_call(const Node& node) {

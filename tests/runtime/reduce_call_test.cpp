@@ -1,7 +1,8 @@
 // Integer and f64 reductions against the reference kernels, bit for bit: every fold, runs of axes
-// at the front, middle and end (rows, columns, a block of both), keepdims either way, axes as
-// attribute or input, int32 sums that wrap, NaN in Max/Min, empty reductions, on 1 and 2
-// workers; which nodes it takes; and the reference's error for the mean of no integers.
+// at the front, middle and end (rows, columns, a block of both), axes that are not one run,
+// keepdims either way, axes as attribute or input, int32 sums that wrap, NaN in Max/Min, empty
+// reductions, on 1 and 2 workers; which nodes it takes; and the reference's error for the mean
+// of no integers.
 #include "runtime/reduce_call.h"
 
 #include <gtest/gtest.h>
@@ -20,7 +21,9 @@ Tensor sample(DType dtype, const Ints& shape) {
   Tensor t(dtype, shape);
   for (int64_t i = 0; i < t.numel(); ++i) {
     const double v = dtype == DType::i32 ? 2147483000.0 - 1000.0 * static_cast<double>(i % 7) : (i * 37) % 11 - 5.25;
-    t.set_f64(i, dtype == DType::f64 ? v : std::trunc(v));
+    // f64 thirds round at every step of a sum, so a fold in another order than the reference's
+    // differs in the last bits.
+    t.set_f64(i, dtype == DType::f64 ? v / 3.0 : std::trunc(v));
   }
   if (dtype == DType::f64 && t.numel() > 7) t.set_f64(7, NAN);  // Max and Min must let it win
   return t;
@@ -51,7 +54,8 @@ TEST(ReduceCall, MatchesTheReferenceBitForBit) {
   const Ints shape = {3, 5, 4, 6};
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"}) {
     for (DType dtype : {DType::f64, DType::i32, DType::i64}) {
-      for (const Ints& axes : {Ints{3}, Ints{0}, Ints{1, 2}, Ints{-3}, Ints{0, 1, 2, 3}}) {
+      for (const Ints& axes : {Ints{3}, Ints{0}, Ints{1, 2}, Ints{-3}, Ints{0, 1, 2, 3}, Ints{0, 2}, Ints{1, 3}, Ints{0, 3},
+                               Ints{0, 1, 3}, Ints{0, 2, 3}}) {
         for (int64_t keepdims : {0, 1}) {
           Graph g;
           Node* node = reduction(g, op, dtype, shape, axes, keepdims, keepdims == 0);
@@ -64,8 +68,8 @@ TEST(ReduceCall, MatchesTheReferenceBitForBit) {
             ThreadTeam team(workers);
             std::vector<Tensor> outs = {Tensor(dtype, static_shape(node->outputs[0]))};
             call->run(team, ins, outs);
-            EXPECT_TRUE(outs[0].same_bytes(expected)) << op << " " << dtype_name(dtype) << " axes " << axes.front()
-                                                      << ".." << axes.back() << " keepdims " << keepdims << " on "
+            EXPECT_TRUE(outs[0].same_bytes(expected)) << op << " " << dtype_name(dtype) << " axes "
+                                                      << ::testing::PrintToString(axes) << " keepdims " << keepdims << " on "
                                                       << workers << ": " << outs[0].summary() << " vs " << expected.summary();
           }
         }
@@ -90,9 +94,11 @@ TEST(ReduceCall, WideColumnsAndEmptyReductions) {
   }
 }
 
-TEST(ReduceCall, TakesOneRunOfConstantAxesOfIntegersAndF64) {
+TEST(ReduceCall, TakesConstantAxesOfIntegersAndF64) {
   Graph g;
-  EXPECT_FALSE(reduce_call_supports(*reduction(g, "ReduceSum", DType::i64, {2, 3, 4}, {0, 2}, 1, false)));
+  EXPECT_TRUE(reduce_call_supports(*reduction(g, "ReduceSum", DType::i64, {2, 3, 4}, {0, 2}, 1, false)));
+  Graph deep;
+  EXPECT_FALSE(reduce_call_supports(*reduction(deep, "ReduceSum", DType::i64, Ints(17, 1), {0, 2}, 1, false)));
   Graph f32;
   EXPECT_FALSE(reduce_call_supports(*reduction(f32, "ReduceSum", DType::f32, {2, 3, 4}, {2}, 1, false)));
   Graph l2;
