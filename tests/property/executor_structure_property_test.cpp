@@ -14,14 +14,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <gtest/gtest.h>
-#include <spdlog/spdlog.h>
 
 #include "property/property_params.h"
 #include "property/property_result.h"
-#include "ir/log.h"
 #include "property/reference_check.h"
 #include "property/structure_spec.h"
 #include "property/temp_cache_dir.h"
@@ -66,36 +63,26 @@ void trace_case(const StructureSpec& spec) {
 }
 
 TEST(ExecutorStructure, FusedAndUnfusedMatchReferenceOnEveryOutput) {
-  logger().set_level(spdlog::level::warn);
-  const rc::detail::TestParams params = property_params("executor structure", 1000);
-  driver::ExecutorCounters counters;
-  CaseBudget budget(kBudget);
-  int checked = 0;
-  rc::detail::TestMetadata metadata;
-  metadata.id = "executor structure";
-  rc::detail::TestResult result = rc::detail::checkTestable(
-      [&] {
-        StructureSpec spec = *structure_spec();
-        std::vector<std::vector<int64_t>> more_dims;
-        if (spec.symbolic) {
-          more_dims.push_back(*rc::gen::container<std::vector<int64_t>>(spec.dims.size(), rc::gen::inRange<int64_t>(1, 10)));
-        }
-        if (budget.exhausted()) return;
-        trace_case(spec);
-        BuiltGraph built = build_structure(spec);
-        std::vector<Inputs> input_sets = {random_inputs(built, spec.data_seed)};
-        for (const auto& dims : more_dims) {
-          input_sets.push_back(random_inputs(build_structure(with_dims(spec, dims)), spec.data_seed + 1));
-        }
-        std::string report = mismatches(built.graph, input_sets, true, counters);
-        report += mismatches(built.graph, input_sets, false, counters);
-        ++checked;
-        // Printed as it happens (rapidcheck shows only the shrunk case), then failed.
-        if (!report.empty()) std::cerr << "mismatch against the reference:\n" << report;
-        RC_ASSERT(report.empty());
-      },
-      metadata, params);
-  expect_passed(result, graphs_checked("executor structure", checked, budget, counters));
+  check_property("executor structure", 1000, kBudget, [](PropertyTally& tally) {
+    StructureSpec spec = *structure_spec();
+    std::vector<std::vector<int64_t>> more_dims;
+    if (spec.symbolic) {
+      more_dims.push_back(*rc::gen::container<std::vector<int64_t>>(spec.dims.size(), rc::gen::inRange<int64_t>(1, 10)));
+    }
+    if (tally.budget.exhausted()) return;
+    trace_case(spec);
+    BuiltGraph built = build_structure(spec);
+    std::vector<Inputs> input_sets = {random_inputs(built, spec.data_seed)};
+    for (const auto& dims : more_dims) {
+      input_sets.push_back(random_inputs(build_structure(with_dims(spec, dims)), spec.data_seed + 1));
+    }
+    std::string report = mismatches(built.graph, input_sets, true, tally.counters);
+    report += mismatches(built.graph, input_sets, false, tally.counters);
+    ++tally.checked;
+    // Printed as it happens (rapidcheck shows only the shrunk case), then failed.
+    if (!report.empty()) std::cerr << "mismatch against the reference:\n" << report;
+    RC_ASSERT(report.empty());
+  });
 }
 
 }  // namespace

@@ -14,9 +14,7 @@
 #include <iostream>
 
 #include <gtest/gtest.h>
-#include <spdlog/spdlog.h>
 
-#include "ir/log.h"
 #include "property/product_spec.h"
 #include "property/property_params.h"
 #include "property/property_result.h"
@@ -29,34 +27,24 @@ namespace {
 constexpr auto kBudget = std::chrono::seconds(60);
 
 TEST(Products, FusedAndUnfusedMatchReference) {
-  logger().set_level(spdlog::level::warn);
-  const rc::detail::TestParams params = property_params("products", 200);
-  driver::ExecutorCounters counters;
-  CaseBudget budget(kBudget);
-  int checked = 0;
-  rc::detail::TestMetadata metadata;
-  metadata.id = "products";
-  rc::detail::TestResult result = rc::detail::checkTestable(
-      [&] {
-        const ProductSpec spec = *product_spec();
-        if (budget.exhausted()) return;
-        const int64_t size = drawn_size(spec);
-        BuiltGraph built = build_product(spec, size);
-        std::vector<Inputs> input_sets = {random_inputs(built, spec.data_seed)};
-        if (spec.symbolic && spec.other_size != size) {
-          input_sets.push_back(random_inputs(build_product(spec, spec.other_size), spec.data_seed + 1));
-        }
-        std::string report;
-        for (bool fuse : {true, false}) {
-          report += mismatches_against_reference(built.graph, input_sets, property_options(fuse), counters,
-                                                 product_tolerance(spec));
-        }
-        ++checked;
-        if (!report.empty()) std::cerr << "mismatch against the reference:\n" << report;
-        RC_ASSERT(report.empty());
-      },
-      metadata, params);
-  expect_passed(result, graphs_checked("products", checked, budget, counters));
+  check_property("products", 200, kBudget, [](PropertyTally& tally) {
+    const ProductSpec spec = *product_spec();
+    if (tally.budget.exhausted()) return;
+    const int64_t size = drawn_size(spec);
+    BuiltGraph built = build_product(spec, size);
+    std::vector<Inputs> input_sets = {random_inputs(built, spec.data_seed)};
+    if (spec.symbolic && spec.other_size != size) {
+      input_sets.push_back(random_inputs(build_product(spec, spec.other_size), spec.data_seed + 1));
+    }
+    std::string report;
+    for (bool fuse : {true, false}) {
+      report += mismatches_against_reference(built.graph, input_sets, property_options(fuse), tally.counters,
+                                             product_tolerance(spec));
+    }
+    ++tally.checked;
+    if (!report.empty()) std::cerr << "mismatch against the reference:\n" << report;
+    RC_ASSERT(report.empty());
+  });
 }
 
 }  // namespace

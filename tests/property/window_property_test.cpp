@@ -11,12 +11,9 @@
 // the runtime's engines, not generated kernels, so most cases compile nothing; epilogues that
 // stay kernels (SiLU written out after a pool, say) repeat across cases.
 #include <iostream>
-#include <sstream>
 
 #include <gtest/gtest.h>
-#include <spdlog/spdlog.h>
 
-#include "ir/log.h"
 #include "property/property_params.h"
 #include "property/property_result.h"
 #include "property/reference_check.h"
@@ -29,32 +26,22 @@ namespace {
 constexpr auto kBudget = std::chrono::seconds(60);
 
 TEST(SlidingWindows, FusedAndUnfusedMatchReference) {
-  logger().set_level(spdlog::level::warn);
-  const rc::detail::TestParams params = property_params("window ops", 300);
-  driver::ExecutorCounters counters;
-  CaseBudget budget(kBudget);
-  int checked = 0;
-  rc::detail::TestMetadata metadata;
-  metadata.id = "window ops";
-  rc::detail::TestResult result = rc::detail::checkTestable(
-      [&] {
-        const WindowSpec spec = *window_spec();
-        if (budget.exhausted()) return;
-        BuiltGraph built = build_window(spec, spec.image[0]);
-        std::vector<Inputs> input_sets = {random_inputs(built, spec.data_seed)};
-        if (spec.symbolic_batch) {
-          input_sets.push_back(random_inputs(build_window(spec, 3 - spec.image[0]), spec.data_seed + 1));
-        }
-        std::string report;
-        for (bool fuse : {true, false}) {
-          report += mismatches_against_reference(built.graph, input_sets, property_options(fuse), counters);
-        }
-        ++checked;
-        if (!report.empty()) std::cerr << "mismatch against the reference:\n" << report;
-        RC_ASSERT(report.empty());
-      },
-      metadata, params);
-  expect_passed(result, graphs_checked("window ops", checked, budget, counters));
+  check_property("window ops", 300, kBudget, [](PropertyTally& tally) {
+    const WindowSpec spec = *window_spec();
+    if (tally.budget.exhausted()) return;
+    BuiltGraph built = build_window(spec, spec.image[0]);
+    std::vector<Inputs> input_sets = {random_inputs(built, spec.data_seed)};
+    if (spec.symbolic_batch) {
+      input_sets.push_back(random_inputs(build_window(spec, 3 - spec.image[0]), spec.data_seed + 1));
+    }
+    std::string report;
+    for (bool fuse : {true, false}) {
+      report += mismatches_against_reference(built.graph, input_sets, property_options(fuse), tally.counters);
+    }
+    ++tally.checked;
+    if (!report.empty()) std::cerr << "mismatch against the reference:\n" << report;
+    RC_ASSERT(report.empty());
+  });
 }
 
 }  // namespace
