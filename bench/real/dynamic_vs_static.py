@@ -15,7 +15,6 @@ import argparse
 import json
 import pathlib
 import re
-import time
 
 import numpy as np
 import torch
@@ -40,19 +39,6 @@ def sessions(name, build, make_inputs, work, threads):
     return made[0], made[1], feeds
 
 
-def run_times(run, repeats=20):
-    """Milliseconds of `repeats` runs, after a few untimed ones (the first runs on a cold cache
-    tune and record; see zoo.median_ms)."""
-    for _ in range(5):
-        run()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        run()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return times
-
-
 def measure(name, build, make_inputs, work, threads, rounds):
     row = {"model": name}
     try:
@@ -63,7 +49,7 @@ def measure(name, build, make_inputs, work, threads, rounds):
         times = {"static": [], "dynamic": []}
         for _ in range(rounds):  # alternating, so a noisy phase of the host hits both
             for key, session in (("static", static), ("dynamic", dynamic)):
-                times[key] += run_times(lambda: session.run(None, feeds))
+                times[key] += zoo.run_times(lambda: session.run(None, feeds), warmup_runs=5, warmup_s=0)
         for key, t in times.items():
             row[f"{key}_ms"], row[f"{key}_min_ms"] = float(np.median(t)), min(t)
         row.update(ratio=row["dynamic_ms"] / row["static_ms"], min_ratio=row["dynamic_min_ms"] / row["static_min_ms"],

@@ -152,11 +152,11 @@ MODELS = [
 ]
 
 
-def median_ms(run, repeats=20, warmup_runs=10, warmup_s=0.5):
-    """The median of `repeats` timed runs after untimed ones (at least `warmup_runs`, for at least
-    `warmup_s`). tilefuse's first runs on a cold cache decide and record things (the SuperKernel's
-    choice, a symbolic shape's kernels) that later runs only read: timed after one run, a 6 us
-    graph measured 0.27 ms."""
+def run_times(run, repeats=20, warmup_runs=10, warmup_s=0.5):
+    """Milliseconds of `repeats` timed runs after untimed ones (at least `warmup_runs`, for at
+    least `warmup_s`). tilefuse's first runs on a cold cache decide and record things (the
+    SuperKernel's choice, a symbolic shape's kernels) that later runs only read: timed after one
+    run, a 6 us graph measured 0.27 ms."""
     start, done = time.perf_counter(), 0
     while done < warmup_runs or time.perf_counter() - start < warmup_s:
         run()
@@ -166,7 +166,12 @@ def median_ms(run, repeats=20, warmup_runs=10, warmup_s=0.5):
         t0 = time.perf_counter()
         run()
         times.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(times))
+    return times
+
+
+def median_ms(run, repeats=20, warmup_runs=10, warmup_s=0.5):
+    """The median of run_times."""
+    return float(np.median(run_times(run, repeats, warmup_runs, warmup_s)))
 
 
 def wake_zero_weights(module):
