@@ -163,19 +163,50 @@ A fold_interleaved(A acc, const T* row, int64_t n) {
   return acc;
 }
 
-// One output element at a time: the last reduced segment is x's last axes, a contiguous row.
+// Floating-point rows of n outputs (`step` apart) folded on in order, eight outputs' chains at a
+// time: each output rounds as the reference's does, and the eight independent chains hide the
+// adds' latency (a single chain ran an f64 mean over axes 0 and 2 of [8, 512, 512] at 2x ONNX
+// Runtime's time).
+template <Fold fold, typename A, typename T>
+void fold_side_by_side(A* acc, const T* rows, int64_t step, int64_t n, int64_t length) {
+  constexpr int64_t kChains = 8;
+  int64_t j = 0;
+  for (; j + kChains <= n; j += kChains) {
+    for (int64_t r = 0; r < length; ++r) {
+      for (int64_t k = 0; k < kChains; ++k) acc[j + k] = combine<fold>(acc[j + k], static_cast<A>(rows[(j + k) * step + r]));
+    }
+  }
+  for (; j < n; ++j) acc[j] = fold_in_order<fold>(acc[j], rows + j * step, length);
+}
+
+// Outputs one call of fold_rows folds side by side.
+constexpr int64_t kRowOutputs = 64;
+
+// Outputs [o0, o1) whose last reduced segment is x's last axes: each folds contiguous rows. A
+// run of outputs that differ only in the innermost kept segment is folded side by side, reduced
+// row by reduced row: their rows lie next to each other in x (a sum over axes 0 and 2 of
+// [8, 512, 512] reads 64 neighbouring rows at a time instead of one row of each 2 MiB plane),
+// and each output still folds its own elements in x's order.
 template <Fold fold, typename T>
 void fold_rows(const T* x, T* y, const Layout& l, int64_t o0, int64_t o1) {
   using A = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
   const int64_t length = l.reduced.back().extent;
-  for (int64_t o = o0; o < o1; ++o) {
+  const int64_t run = l.kept.empty() ? 1 : l.kept.back().extent;
+  const int64_t step = l.kept.empty() ? 0 : l.kept.back().stride;
+  std::array<A, kRowOutputs> acc;
+  for (int64_t o = o0; o < o1;) {
+    const int64_t n = std::min({o1 - o, run - o % run, kRowOutputs});
     const T* base = x + l.kept_offset(o);
-    A acc = initial<A>(fold);
+    std::fill_n(acc.begin(), n, initial<A>(fold));
     l.for_each_reduced(l.reduced.size() - 1, [&](int64_t offset) {
-      acc = std::is_integral_v<A> ? fold_interleaved<fold>(acc, base + offset, length)
-                                  : fold_in_order<fold>(acc, base + offset, length);
+      if constexpr (std::is_integral_v<A>) {
+        for (int64_t j = 0; j < n; ++j) acc[j] = fold_interleaved<fold>(acc[j], base + offset + j * step, length);
+      } else {
+        fold_side_by_side<fold>(acc.data(), base + offset, step, n, length);
+      }
     });
-    y[o] = static_cast<T>(finish<fold>(acc, l.count));
+    for (int64_t j = 0; j < n; ++j) y[o + j] = static_cast<T>(finish<fold>(acc[j], l.count));
+    o += n;
   }
 }
 

@@ -78,11 +78,17 @@ TEST(ReduceCall, MatchesTheReferenceBitForBit) {
   }
 }
 
-TEST(ReduceCall, WideColumnsAndEmptyReductions) {
-  for (const Ints& shape : {Ints{2, 3, 1300}, Ints{2, 0, 7}}) {
+// Wide column runs; empty reductions; and (axes 0 and 2 of [3, 70, 5]) outputs folded side by
+// side, 64 at a time and 8 chains at a time with a remainder of each.
+TEST(ReduceCall, WideColumnsSideBySideRowsAndEmptyReductions) {
+  struct Case {
+    Ints shape, axes;
+  };
+  for (const Case& c : {Case{{2, 3, 1300}, {1}}, Case{{2, 0, 7}, {1}}, Case{{3, 70, 5}, {0, 2}}}) {
     for (const char* op : {"ReduceSum", "ReduceMax"}) {
+      const Ints& shape = c.shape;
       Graph g;
-      Node* node = reduction(g, op, DType::f64, shape, {1}, 1, false);
+      Node* node = reduction(g, op, DType::f64, shape, c.axes, 1, false);
       std::unique_ptr<LibraryCall> call = prepare_reduce_call(*node);
       const std::vector<Tensor> ins = {sample(DType::f64, shape)};
       const Tensor expected = reference::evaluate_node(*node, ins)[0];
