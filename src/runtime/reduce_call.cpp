@@ -17,9 +17,20 @@ namespace {
 
 enum class Fold { Sum, Mean, Max, Min, Prod };
 
-// Reduced segments alternate with kept ones: inputs of rank <= 16 have at most 8.
-constexpr size_t kMaxReducedSegments = 8;
+// Inputs of rank <= 16 have at most 16 segments (kept and reduced ones alternate).
 constexpr int64_t kMaxRank = 16;
+
+// A few segments in place: a run allocates nothing.
+template <typename T>
+struct Segments {
+  std::array<T, kMaxRank> items{};
+  size_t size = 0;
+  void push_back(const T& t) { items[size++] = t; }
+  bool empty() const { return size == 0; }
+  T& back() { return items[size - 1]; }
+  const T& back() const { return items[size - 1]; }
+  const T& operator[](size_t i) const { return items[i]; }
+};
 
 // x's axes merged into segments of consecutive kept or reduced axes. Each output element (the
 // kept coordinates, row-major) folds its reduced elements in x's row-major order, as the
@@ -29,14 +40,14 @@ struct Layout {
   struct Segment {
     int64_t extent = 1, stride = 1;
   };
-  std::vector<Segment> kept;     // kept segments before `inner`, outermost first
-  std::vector<Segment> reduced;  // outermost first
+  Segments<Segment> kept;     // kept segments before `inner`, outermost first
+  Segments<Segment> reduced;  // outermost first
   int64_t inner = 1;
   int64_t outputs = 1;   // product of the kept extents but `inner`
   int64_t count = 1;     // elements each output folds
 
   Layout(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes) {
-    std::vector<std::pair<Segment, bool>> segments;  // (segment, reduced)
+    Segments<std::pair<Segment, bool>> segments;  // (segment, reduced), innermost first
     int64_t stride = 1;
     for (size_t d = shape.size(); d-- > 0;) {
       const bool r = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d));
@@ -47,12 +58,10 @@ struct Layout {
       }
       stride *= shape[d];
     }
-    std::reverse(segments.begin(), segments.end());
-    if (!segments.empty() && !segments.back().second) {
-      inner = segments.back().first.extent;
-      segments.pop_back();
-    }
-    for (const auto& [segment, r] : segments) {
+    const bool inner_kept = !segments.empty() && !segments[0].second;
+    if (inner_kept) inner = segments[0].first.extent;
+    for (size_t k = segments.size; k-- > (inner_kept ? 1u : 0u);) {
+      const auto& [segment, r] = segments[k];
       (r ? reduced : kept).push_back(segment);
       (r ? count : outputs) *= segment.extent;
     }
@@ -61,7 +70,7 @@ struct Layout {
   // Where output element o's elements start: its kept coordinates' offset.
   int64_t kept_offset(int64_t o) const {
     int64_t offset = 0;
-    for (size_t k = kept.size(); k-- > 0;) {
+    for (size_t k = kept.size; k-- > 0;) {
       offset += o % kept[k].extent * kept[k].stride;
       o /= kept[k].extent;
     }
@@ -74,7 +83,7 @@ struct Layout {
   void for_each_reduced(size_t segments, F&& f) const {
     int64_t total = 1;
     for (size_t k = 0; k < segments; ++k) total *= reduced[k].extent;
-    std::array<int64_t, kMaxReducedSegments> coord{};
+    std::array<int64_t, kMaxRank> coord{};
     int64_t offset = 0;
     for (int64_t n = 0; n < total; ++n) {
       f(offset);
@@ -129,7 +138,7 @@ void fold_columns(const T* x, T* y, const Layout& l, int64_t o, int64_t i0, int6
   std::array<A, kColumns> acc;
   std::fill_n(acc.begin(), n, initial<A>(fold));
   const T* base = x + l.kept_offset(o) + i0;
-  l.for_each_reduced(l.reduced.size(), [&](int64_t offset) {
+  l.for_each_reduced(l.reduced.size, [&](int64_t offset) {
     const T* row = base + offset;
     for (int64_t i = 0; i < n; ++i) acc[i] = combine<fold>(acc[i], static_cast<A>(row[i]));
   });
@@ -198,7 +207,7 @@ void fold_rows(const T* x, T* y, const Layout& l, int64_t o0, int64_t o1) {
     const int64_t n = std::min({o1 - o, run - o % run, kRowOutputs});
     const T* base = x + l.kept_offset(o);
     std::fill_n(acc.begin(), n, initial<A>(fold));
-    l.for_each_reduced(l.reduced.size() - 1, [&](int64_t offset) {
+    l.for_each_reduced(l.reduced.size - 1, [&](int64_t offset) {
       if constexpr (std::is_integral_v<A>) {
         for (int64_t j = 0; j < n; ++j) acc[j] = fold_interleaved<fold>(acc[j], base + offset + j * step, length);
       } else {
