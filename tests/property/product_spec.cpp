@@ -21,8 +21,8 @@ int64_t batch_size(const std::vector<int64_t>& batch) {
 }
 
 int64_t multiply_adds(const ProductSpec& s) {
-  const int64_t heads = s.form == ProductForm::Attention ? 2 : 1;  // Q K^T, then times V
-  return heads * batch_size(s.batch) * s.m * s.n * s.k;
+  const int64_t products = s.form == ProductForm::Attention ? 2 : 1;  // Q K^T, then times V
+  return products * batch_size(s.batch) * s.m * s.n * s.k;
 }
 
 // Whether the symbol is A's first batch dim (else its rows, or attention's sequence).
