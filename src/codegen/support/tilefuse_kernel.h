@@ -172,13 +172,14 @@ inline bool gathers_indexed(const T* data, int64_t step, const I* index, int64_t
 // Every other float from p (a slice with step 2: x[..., ::2]) without the gather instruction,
 // which is microcoded on AMD's cores: two loads that overlap by one element, so nothing past
 // p[2 * (kLanes - 1)] is read, and one lane of each pair kept by shuffles. Returns false where
-// the target has no such form.
-inline bool loads_every_other(const float* p, VF& out) {
+// the target has no such form. A template so that `if constexpr` discards the other width's
+// branch (in a plain function both are compiled, and an AVX-512 target has no __m256 batch).
+template <typename V> inline bool loads_every_other(const float* p, V& out) {
 #if defined(__AVX512F__)
   if constexpr (kLanes == 16) {
     const __m512 a = _mm512_loadu_ps(p), b = _mm512_loadu_ps(p + 15);  // p[0..15], p[15..30]
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
-    out = VF(_mm512_permutex2var_ps(a, even, b));
+    out = V(_mm512_permutex2var_ps(a, even, b));
     return true;
   }
 #endif
@@ -187,7 +188,7 @@ inline bool loads_every_other(const float* p, VF& out) {
     const __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 7);  // p[0..7], p[7..14]
     // Per 128-bit half: a's lanes 0 and 2 and b's lanes 1 and 3: p0 p2 p8 p10 | p4 p6 p12 p14.
     const __m256 halves = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 2, 0));
-    out = VF(_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(halves), _MM_SHUFFLE(3, 1, 2, 0))));
+    out = V(_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(halves), _MM_SHUFFLE(3, 1, 2, 0))));
     return true;
   }
 #endif
