@@ -562,7 +562,25 @@ class KernelEmitter {
       if (divides_by_row_value(*n)) {
         w_.line(fmt::format("const tf::RowDivisor {}({});", row_divisor(*n), var(n->input(1))));
       }
+      if (native_ && fusion::is_gather_op(*n)) row_gathered_offset(*n);
     }
+  }
+
+  std::string gathered_offset_var(int64_t number) const { return fmt::format("gather{}_offset", number); }
+
+  // A native kernel's gather whose index is the same along the whole row (an embedding lookup:
+  // one id per row of the hidden dim): its offset checked and found once per unit. Checked in
+  // the loop, the branch to the error report kept the compiler from vectorising it.
+  void row_gathered_offset(const Node& n) {
+    const auto& gathers = k_.space.gathers;
+    const auto it = std::find_if(gathers.begin(), gathers.end(), [&](const auto& g) { return g.first == n.outputs[0]; });
+    if (it == gathers.end() || !s_.constant_over_row(it->second.indices)) return;
+    const fusion::GatherLoad& g = it->second;
+    if (!row_loaded_.insert(g.indices).second) return;
+    const int64_t number = it - gathers.begin() + 1;
+    w_.line(fmt::format("const int64_t {} = tf::gathered_offset(int64_t(*{}), {}, {}, gather_error, {});",
+                        gathered_offset_var(number), row(g.indices), cpp_int_expr(g.axis_stride), cpp_int_expr(g.extent),
+                        number));
   }
 
   // ---- blocks of rows (a Transpose materialised) ----
@@ -719,6 +737,9 @@ class KernelEmitter {
       return s == Dim(0) ? base_pointer(v) : base_pointer(v) + " + i" + (s == Dim(1) ? "" : " * " + cpp_int_expr(s));
     };
     const int64_t number = it - gathers.begin() + 1;
+    if (native_ && row_loaded_.count(g.indices)) {  // the row's offset, found before the loop
+      return fmt::format("tf::to_compute(({})[{}])", at(g.data), gathered_offset_var(number));
+    }
     if (native_) {  // one element at a time
       return fmt::format("tf::load_gathered_element({}, {}, {}, {}, gather_error, {})", at(g.data), at(g.indices),
                          cpp_int_expr(g.axis_stride), cpp_int_expr(g.extent), number);

@@ -114,6 +114,28 @@ TEST(KernelEmitter, GathersLoadThroughTheirIndices) {
   EXPECT_NE(source.find("return tf::kGatherErrorBytes;"), std::string::npos) << source;
 }
 
+// An embedding lookup times a mask cast from integers (a native kernel: values keep their types):
+// the row's index is checked and turned into an offset once per row, so the loop over the hidden
+// dim has no branch and vectorises (before, it was checked per element: 5x slower).
+TEST(KernelEmitter, NativeGathersCheckARowsIndexOnceBeforeTheLoop) {
+  auto g = std::make_unique<Graph>();
+  Value* table = g->add_input("table", DType::f32, {Dim(1000), Dim(64)});
+  Value* ids = g->add_input("ids", DType::i64, {Dim(32)});
+  Value* mask = g->add_input("mask", DType::i64, {Dim(32), Dim(1)});
+  Value* rows = g->add_node("Gather", "gather", {table, ids}, {"rows"})->outputs[0];
+  Value* weight = g->add_node("Cast", "cast", {mask}, {"weight"}, {{"to", int64_t{1}}})->outputs[0];
+  g->add_output(g->add_node("Mul", "mul", {rows, weight}, {"y"})->outputs[0]);
+  const std::string source = emit(only_kernel(std::move(g)), 0);
+  ASSERT_NE(source.find("values keep their element types"), std::string::npos) << source;
+  const size_t offset = source.find("const int64_t gather1_offset = tf::gathered_offset(int64_t(*b1_row), int64_t{64}, "
+                                    "int64_t{1000}, gather_error, 1);");
+  const size_t loop = source.find("for (int64_t i = c_begin; i < c_end; ++i)");
+  ASSERT_NE(offset, std::string::npos) << source;
+  EXPECT_LT(offset, loop) << source;
+  EXPECT_NE(source.find("tf::to_compute((b0_row + i)[gather1_offset])"), std::string::npos) << source;
+  EXPECT_EQ(source.find("load_gathered_element"), std::string::npos) << source;
+}
+
 // Sum over axis 0 of [rows, cols], or (normalise) the mean, variance and normalised tensor.
 fusion::FusedKernel column_kernel(int64_t rows, int64_t cols, bool normalise) {
   auto g = std::make_unique<Graph>();

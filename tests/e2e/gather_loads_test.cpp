@@ -138,13 +138,10 @@ std::vector<Case> cases() {
 INSTANTIATE_TEST_SUITE_P(Graphs, GatherLoads, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
-// An index out of range anywhere (here in the last rows, which the second worker runs) stops the
-// run with the node, the index and the allowed range; in range again, the next run is right.
-TEST(GatherLoadErrors, AnIndexOutOfRangeIsReportedByName) {
-  Graph g;
-  Value* x = g.add_input("x", DType::f32, {Dim(64), Dim(40)});
-  Value* idx = g.add_input("idx", DType::i64, {Dim(64), Dim(16)});
-  g.add_output(node(g, "Add", {gather(g, x, idx, 1), g.add_constant("one", Tensor::scalar_f32(1.0f))}));
+// Runs g's single kernel with `bad` written at index element `at` of input "idx" (otherwise
+// `good`'s): the run stops with `op`, the index and the allowed range of an axis of size 40;
+// in range again, the next run is right.
+void expect_out_of_range_reported(Graph& g, const std::map<std::string, Tensor>& good, size_t at, const std::string& op) {
   g.infer_shapes();
   const driver::ExecutorOptions options = e2e::executor_options();
   driver::ExecutorCounters counters;
@@ -153,20 +150,47 @@ TEST(GatherLoadErrors, AnIndexOutOfRangeIsReportedByName) {
   for (const auto& step : exe.plan().steps) kernels += step.kind == fusion::StepKind::Kernel;
   ASSERT_EQ(kernels, 1u) << fusion::print_plan(exe.plan());
   for (int64_t bad : {40, -41}) {
-    Tensor index = indices(DType::i64, {64, 16}, 40, 9);
-    index.set_i64(60 * 16 + 5, bad);
+    std::map<std::string, Tensor> inputs = good;
+    inputs["idx"] = good.at("idx").clone();
+    inputs["idx"].set_i64(static_cast<int64_t>(at), bad);
     try {
-      exe.run({{"x", filled({64, 40}, 10)}, {"idx", index}});
+      exe.run(inputs);
       ADD_FAILURE() << "index " << bad << " must be reported";
     } catch (const UserError& e) {
-      const std::string expected = "index " + std::to_string(bad) + " is out of range for axis 1 of size 40 (allowed [-40, 39])";
+      const std::string expected = "index " + std::to_string(bad) + " is out of range for axis";
       EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("GatherElements"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("of size 40 (allowed [-40, 39])"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(op), std::string::npos) << e.what();
     }
   }
-  const std::map<std::string, Tensor> good = {{"x", filled({64, 40}, 10)}, {"idx", indices(DType::i64, {64, 16}, 40, 9)}};
   const std::vector<Tensor> expected = reference::run_graph(g, good);
   EXPECT_TRUE(compare_tensors(exe.run(good).at(0), expected.at(0), {1e-5, 1e-5}).ok);
+}
+
+// An index out of range anywhere (here in the last rows, which the second worker runs) is
+// reported by name.
+TEST(GatherLoadErrors, AnIndexOutOfRangeIsReportedByName) {
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {Dim(64), Dim(40)});
+  Value* idx = g.add_input("idx", DType::i64, {Dim(64), Dim(16)});
+  g.add_output(node(g, "Add", {gather(g, x, idx, 1), g.add_constant("one", Tensor::scalar_f32(1.0f))}));
+  expect_out_of_range_reported(g, {{"x", filled({64, 40}, 10)}, {"idx", indices(DType::i64, {64, 16}, 40, 9)}},
+                               60 * 16 + 5, "GatherElements");
+}
+
+// The same in a kernel whose values keep their types, where a row's id is checked once before
+// the loop over the row (an embedding lookup times an integer mask).
+TEST(GatherLoadErrors, AnEmbeddingIdOutOfRangeIsReportedByName) {
+  Graph g;
+  Value* table = g.add_input("table", DType::f32, {Dim(40), Dim(24)});
+  Value* ids = g.add_input("idx", DType::i64, {Dim(64)});
+  Value* mask = g.add_input("mask", DType::i64, {Dim(64), Dim(1)});
+  g.add_output(node(g, "Mul", {gather(g, table, ids, 0, "Gather"), node(g, "Cast", {mask}, {{"to", int64_t{1}}})}));
+  expect_out_of_range_reported(g,
+                               {{"table", filled({40, 24}, 10)},
+                                {"idx", indices(DType::i64, {64}, 40, 9)},
+                                {"mask", indices(DType::i64, {64, 1}, 2, 10)}},
+                               61, "Gather");
 }
 
 }  // namespace
