@@ -111,30 +111,53 @@ class PointwiseDepthwiseCall : public LibraryCall {
   // ---- AVX-512: the expansion channels-last, read by depthwise_channels_last ----
 
   // Work items (image, channel part, band), with bands of about kBandBytes of one part's rows.
+  // A worker's consecutive items are consecutive bands of one image and part, which share the
+  // input rows between them (the window's rows past the stride: 1 of a 3x3 window's at stride
+  // 2, 2 at stride 1): those are moved up in the block, not expanded again.
   void run_channels_last(ThreadTeam& team, const ConvShape& s, const Operands& ops) {
     const int64_t columns = channels_last_columns(s), parts = static_cast<int64_t>(parts_.size());
-    const int64_t row_bytes = columns * round_up(parts_[0].count, 16) * static_cast<int64_t>(sizeof(float));
-    const int64_t rows = band_rows(s, row_bytes, ceil_div(2 * team.size(), s.batch * parts));
+    const int64_t row_floats = columns * round_up(parts_[0].count, 16);  // the widest part's
+    const int64_t rows = band_rows(s, row_floats * static_cast<int64_t>(sizeof(float)),
+                                   ceil_div(2 * team.size(), s.batch * parts));
     const int64_t bands = ceil_div(s.out_h, rows);
+    const int64_t block_floats = ((rows - 1) * s.stride_h + window_rows(s)) * row_floats;
     team.run(s.batch * parts * bands, [&](int, int64_t first, int64_t end) {
+      float* block = t_expanded.floats(static_cast<size_t>(block_floats));
+      HeldRows held;
       for (int64_t item = first; item < end; ++item) {
         const int64_t band = item % bands, part = item / bands % parts, image = item / bands / parts;
         const int64_t r0 = band * rows;
-        channels_last_item(s, ops, image, part, r0, std::min(s.out_h, r0 + rows), columns);
+        held = channels_last_item(s, ops, image, part, r0, std::min(s.out_h, r0 + rows), columns, block, held);
       }
     });
   }
 
+  // The input rows a worker's block holds, expanded: `count` rows from input row `first` (the
+  // padding's rows above and below the image are rows of zeros) of one image and part.
+  struct HeldRows {
+    int64_t image = -1, part = -1, first = 0, count = 0;
+    // How many rows from input row `from` of that image and part are held.
+    int64_t from(int64_t other_image, int64_t other_part, int64_t row) const {
+      if (other_image != image || other_part != part || row < first) return 0;
+      return std::max<int64_t>(0, first + count - row);
+    }
+  };
+
   // Output rows [r0, r1) of one part's channels: each input row under their window expanded
-  // into a padded channels-last block, then the depthwise convolution of 16 channels at a time.
-  void channels_last_item(const ConvShape& s, const Operands& ops, int64_t image, int64_t part_index, int64_t r0,
-                          int64_t r1, int64_t columns) const {
+  // into a padded channels-last block (but those `held` has already, moved to the top), then
+  // the depthwise convolution of 16 channels at a time. Returns the rows the block now holds.
+  HeldRows channels_last_item(const ConvShape& s, const Operands& ops, int64_t image, int64_t part_index, int64_t r0,
+                              int64_t r1, int64_t columns, float* block, const HeldRows& held) const {
     const ChannelPart& part = parts_[static_cast<size_t>(part_index)];
     const int64_t step = round_up(part.count, 16), row_floats = columns * step;
     const int64_t first_row = r0 * s.stride_h - s.pad_top, rows = (r1 - r0 - 1) * s.stride_h + window_rows(s);
-    float* block = t_expanded.floats(static_cast<size_t>(rows * row_floats));
+    const int64_t kept = std::min(rows, held.from(image, part_index, first_row));
+    if (kept > 0) {
+      std::memmove(block, block + (first_row - held.first) * row_floats,
+                   static_cast<size_t>(kept * row_floats) * sizeof(float));
+    }
     const float* x = ops.x + image * ops.channels * s.height * s.width;
-    for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t r = kept; r < rows; ++r) {
       const int64_t y = first_row + r;
       float* row = block + r * row_floats;
       if (y < 0 || y >= s.height) {
@@ -152,6 +175,7 @@ class PointwiseDepthwiseCall : public LibraryCall {
       depthwise_channels_last(s, band, ops.w2, ops.b2, channel, static_cast<int>(std::min<int64_t>(16, part.count - c)),
                               depthwise_activation_, ops.out + (image * s.channels + channel) * s.positions());
     }
+    return {image, part_index, first_row, rows};
   }
 
   // to[column * step + e] for one input row (x_row: its first channel) and the part's channels

@@ -2,8 +2,9 @@
 // interpreter: band edges (one band, many bands, a band whose window is all padding), channel
 // parts (expansions that are not a multiple of 16 or of a part), strides 1 and 2, 3x3, 5x5 and
 // 3x5 kernels, dilation, asymmetric padding, two images, with and without biases and
-// activations, on teams of 1, 2 and 3 workers, twice each (the second run reuses the scratch);
-// and in bf16.
+// activations, on teams of 1, 2 and 3 workers (a worker's consecutive bands share expanded rows,
+// across an image or part boundary they do not), twice each (the second run reuses the
+// scratch); and in bf16.
 // runtime_kernels_avx2 and _scalar run it again on the planes path and with OpenBLAS.
 #include <gtest/gtest.h>
 
