@@ -124,13 +124,22 @@ TF_AVX512 inline __attribute__((always_inline)) void store_tile(const __m512 (&a
   Avx512Activation(*activation).curve_rows(tile, V, c, ldc, rows, vectors, mask[vectors - 1]);
 }
 
-// The next call's C tile (both lines of each row), before this one's depth loop: see Prefetch.
+// The next call's C tile and the residual it adds (both lines of each row; the residual lies
+// as far from this tile's as the next C tile from this one), before this one's depth loop: see
+// Prefetch. A 1x1 convolution adding ResNet's residual read it cold from memory in the model,
+// 12 rows of a few lines each per tile, too short for the hardware's prefetcher.
 // (runtime/prefetch.h: a loop of _mm_prefetch alone may be deleted by the compiler.)
-TF_AVX512 inline __attribute__((always_inline)) void fetch_next_c(const Prefetch& prefetch, int64_t ldc) {
+TF_AVX512 inline __attribute__((always_inline)) void fetch_next_c(const Prefetch& prefetch, const float* c,
+                                                                  int64_t ldc, const float* residual) {
   for (int64_t r = 0; r < prefetch.next_c_rows; ++r) {
     const float* row = prefetch.next_c + r * ldc;
     prefetch_line(row);
     prefetch_line(row + 16);
+    if (residual != nullptr) {
+      const float* res = residual + (row - c);
+      prefetch_line(res);
+      prefetch_line(res + 16);
+    }
   }
 }
 
@@ -157,7 +166,7 @@ TF_AVX512 inline __attribute__((always_inline)) void microkernel_tile_inline(int
   start_tile<R, V>(acc, rows, cols, store);
 #pragma GCC unroll 2
   for (int v = 0; v < V; ++v) b_mask[v] = lanes(cols - 16 * v);
-  fetch_next_c(prefetch, ldc);
+  fetch_next_c(prefetch, c, ldc, store.residual);
   for (int64_t k = 0; k < kc; ++k) {
     __m512 bv[V];
 #pragma GCC unroll 2
@@ -198,7 +207,7 @@ TF_AVX512_BF16 inline __attribute__((always_inline)) void microkernel_tile_bf16_
   __m512 acc[V][R];
   start_tile<R, V>(acc, rows, cols, store);
   const int32_t* words = reinterpret_cast<const int32_t*>(a);
-  fetch_next_c(prefetch, ldc);
+  fetch_next_c(prefetch, c, ldc, store.residual);
   for (int64_t k = 0; k < (kc + 1) / 2; ++k) {
     __m512bh bv[V];
 #pragma GCC unroll 2
