@@ -144,8 +144,9 @@ class PointwiseDepthwiseCall : public LibraryCall {
   };
 
   // Output rows [r0, r1) of one part's channels: each input row under their window expanded
-  // into a padded channels-last block (but those `held` has already, moved to the top), then
-  // the depthwise convolution of 16 channels at a time. Returns the rows the block now holds.
+  // into a padded channels-last block (rows the block already holds, per `held`, are moved to
+  // its top instead), then the depthwise convolution of 16 channels at a time. Returns the rows
+  // the block now holds.
   HeldRows channels_last_item(const ConvShape& s, const Operands& ops, int64_t image, int64_t part_index, int64_t r0,
                               int64_t r1, int64_t columns, float* block, const HeldRows& held) const {
     const ChannelPart& part = parts_[static_cast<size_t>(part_index)];
