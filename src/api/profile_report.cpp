@@ -28,7 +28,7 @@ std::vector<StepSummary> summarize_steps(const runtime::StepProfile& profile) {
     std::sort(us.begin(), us.end());
     double total = 0;
     for (double u : us) total += u;
-    StepSummary summary{s.name, s.kind, s.ops};
+    StepSummary summary{s.name, s.kind, s.ops, s.nodes};
     summary.mean_ms = total / runs / 1e3;
     summary.median_ms = us[us.size() / 2] / 1e3, summary.min_ms = us.front() / 1e3;
     summary.bytes = s.bytes;
@@ -76,7 +76,8 @@ std::string per_step_table(const std::vector<StepSummary>& steps) {
 nlohmann::json per_step_json(const std::vector<StepSummary>& steps) {
   nlohmann::json out = nlohmann::json::array();
   for (const StepSummary& s : steps) {
-    out.push_back({{"name", s.name}, {"kind", s.kind}, {"ops", s.ops}, {"mean_ms", s.mean_ms}, {"median_ms", s.median_ms},
+    out.push_back({{"name", s.name}, {"kind", s.kind}, {"ops", s.ops}, {"nodes", s.nodes}, {"mean_ms", s.mean_ms},
+                   {"median_ms", s.median_ms},
                    {"min_ms", s.min_ms}, {"share", s.share},
                    {"bytes", s.bytes}, {"gbps", s.gbps}, {"gflops", s.gflops}});
   }

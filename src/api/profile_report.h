@@ -13,6 +13,7 @@ namespace tilefuse::api {
 
 struct StepSummary {
   std::string name, kind, ops;
+  std::vector<std::string> nodes;  // the graph's nodes the step computes
   // Per run, from the step's first worker start to its last worker end: the mean over the runs,
   // and the median and the fastest, which a noisy machine (another tenant, a preempted worker)
   // spoils far less than the mean.

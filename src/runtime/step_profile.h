@@ -19,6 +19,7 @@ struct ProfiledStep {
   std::string ops;   // "Add Relu": the ops it computes
   int64_t bytes = 0;  // compulsory traffic: inputs read once, outputs written once
   double flops = 0;   // floating-point operations (multiply-add counts 2); 0 when not counted
+  std::vector<std::string> nodes;  // the graph's nodes it computes, by name (a layer-by-layer comparison groups them)
 };
 
 struct StepInterval {

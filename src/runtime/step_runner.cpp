@@ -683,9 +683,13 @@ struct StepRunner::Impl {
       s.bytes = step_bytes(step, p);
       if (step.kind == fusion::StepKind::Kernel) {
         s.kind = "kernel";
-        for (const Node* n : step.kernel.nodes) s.ops += (s.ops.empty() ? "" : " ") + n->op;
+        for (const Node* n : step.kernel.nodes) {
+          s.ops += (s.ops.empty() ? "" : " ") + n->op;
+          s.nodes.push_back(n->name);
+        }
       } else {
         s.ops = step.node->op;
+        s.nodes.push_back(step.node->name);
         const bool library = library_calls[i] != nullptr;  // runtime code, not the reference kernels
         s.kind = step.kind == fusion::StepKind::View ? "view"
                  : shape_only[i]                     ? "per-shape"

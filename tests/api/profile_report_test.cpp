@@ -17,7 +17,8 @@ void record(runtime::StepProfile& p, Clock::time_point base, int64_t step, int w
 
 TEST(ProfileReport, StepsHaveMeanMedianAndFastestRunAndRatesAtTheMedian) {
   runtime::StepProfile profile;
-  profile.steps = {{"gemm", "library", "MatMul", 4'000'000, 2e9}, {"add", "kernel", "Add", 1'000'000, 0}};
+  profile.steps = {{"gemm", "library", "MatMul", 4'000'000, 2e9, {"/layer1/MatMul"}},
+                   {"add", "kernel", "Add", 1'000'000, 0, {"/layer1/Add", "/layer2/Add"}}};
   const Clock::time_point base = Clock::now();
   // Step 0 takes 1, 2 and 9 ms in three runs (one noisy), two workers each: the span runs from
   // the first start to the last end. Step 1 takes 1 ms each time.
@@ -45,6 +46,7 @@ TEST(ProfileReport, StepsHaveMeanMedianAndFastestRunAndRatesAtTheMedian) {
   const nlohmann::json json = per_step_json(steps);
   EXPECT_NEAR(json[0]["median_ms"].get<double>(), 2.0, 1e-3);
   EXPECT_NEAR(json[0]["min_ms"].get<double>(), 1.0, 1e-3);
+  EXPECT_EQ(json[1]["nodes"], nlohmann::json({"/layer1/Add", "/layer2/Add"})) << "the nodes a step computes, by name";
   EXPECT_NE(per_step_table(steps).find("median ms"), std::string::npos);
 }
 
