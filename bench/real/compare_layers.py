@@ -5,15 +5,16 @@ ort_profile.py), each summed per layer, the layers sorted by how much slower til
     build/peers-venv/bin/python bench/real/compare_layers.py MODEL.onnx [--threads 1] [--runs 30] \\
         [--depth 2 | --group REGEX] [--tilefuse build/tilefuse] [--json]
 
-A layer is the first `--depth` components of a node's name (exporters name nodes by
-module path: `/layer1/layer1.0/conv2/Conv` is in `layer1/layer1.0` at depth 2, a ResNet block;
+A layer is the first `--depth` components of a node's name (exporters name nodes by module path:
+`/layer1/layer1.0/conv2/Conv` is in `layer1/layer1.0` at depth 2, a ResNet block;
 `/features/features.2/...` in `features/features.2`), or the first match of `--group` in it. The
 two engines fuse differently and name their fused work after different nodes (ONNX Runtime after
 the last op's output), so compare layers, not steps; a tilefuse step counts in the layer most of
-the nodes it computes are in (the "nodes" of `bench --per-step --json`). Names
-without a path are layers of their own (ONNX Runtime's layout reorders: one for all of each kind). ONNX Runtime's
+the nodes it computes are in (the "nodes" of `bench --per-step --json`). Names without a path are
+layers of their own (ONNX Runtime's layout reorders: one for all of each kind). ONNX Runtime's
 profiler adds a few microseconds per node, so its sums run above its end-to-end time; tilefuse's
-per-step medians leave out the time between steps. Set TILEFUSE_CACHE_DIR to reuse compiled kernels.
+per-step medians leave out the time between steps: compare the layers' differences, not the sums.
+Set TILEFUSE_CACHE_DIR to reuse compiled kernels.
 """
 import argparse
 import collections
@@ -34,12 +35,11 @@ def layer_of(name, depth, group):
 
 
 def tilefuse_steps(tilefuse, model, threads, runs):
-    """(fused median ms, [(median ms, step name, its nodes' names)]) from `tilefuse bench --per-step --json`."""
+    """(fused median ms, [(median ms, the step's nodes' names)]) from `tilefuse bench --per-step --json`."""
     out = subprocess.run([tilefuse, "bench", model, "--modes", "fused", "--threads", str(threads), "--iters", str(runs),
                           "--per-step", "--json", "--stream-mib", "8"], check=True, capture_output=True, text=True).stdout
     report = json.loads(out)
-    return report["modes"]["fused"]["median_ms"], [(s["median_ms"], s["name"], s.get("nodes") or [s["name"]])
-                                                   for s in report["per_step"]]
+    return report["modes"]["fused"]["median_ms"], [(s["median_ms"], s["nodes"] or [s["name"]]) for s in report["per_step"]]
 
 
 def step_layer(nodes, depth, group):
@@ -62,7 +62,7 @@ def main():
     fused_ms, steps = tilefuse_steps(args.tilefuse, args.model, args.threads, args.runs)
     ort_nodes = node_medians(args.model, args.threads, args.runs)
     ours, theirs = collections.defaultdict(float), collections.defaultdict(float)
-    for ms, _, step_nodes in steps:
+    for ms, step_nodes in steps:
         ours[step_layer(step_nodes, args.depth, args.group)] += ms
     for ms, name, _ in ort_nodes:
         theirs[layer_of(name, args.depth, args.group)] += ms

@@ -76,9 +76,8 @@ std::string per_step_table(const std::vector<StepSummary>& steps) {
 nlohmann::json per_step_json(const std::vector<StepSummary>& steps) {
   nlohmann::json out = nlohmann::json::array();
   for (const StepSummary& s : steps) {
-    out.push_back({{"name", s.name}, {"kind", s.kind}, {"ops", s.ops}, {"nodes", s.nodes}, {"mean_ms", s.mean_ms},
-                   {"median_ms", s.median_ms},
-                   {"min_ms", s.min_ms}, {"share", s.share},
+    out.push_back({{"name", s.name}, {"kind", s.kind}, {"ops", s.ops}, {"nodes", s.nodes},
+                   {"mean_ms", s.mean_ms}, {"median_ms", s.median_ms}, {"min_ms", s.min_ms}, {"share", s.share},
                    {"bytes", s.bytes}, {"gbps", s.gbps}, {"gflops", s.gflops}});
   }
   return out;
