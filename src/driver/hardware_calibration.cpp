@@ -1,9 +1,7 @@
 #include "driver/hardware_calibration.h"
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
-#include <vector>
 #include <fstream>
 
 #include "build/file_lock.h"
@@ -24,23 +22,10 @@ namespace {
 // time, which the measured TopN corrects.
 constexpr size_t kProbeArrayBytes = size_t{64} << 20;
 
-// Median time of an empty kernel on every worker, minus on the caller alone: what splitting a
-// kernel across the team costs, as back-to-back kernels of an inference see it.
-double measure_fork_join_us(runtime::ThreadTeam& team) {
-  if (team.size() < 2) return 0;
-  std::vector<double> us;
-  for (int i = 0; i < 2000; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    team.run(team.size(), [](int, int64_t, int64_t) {});
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
-  return us[us.size() / 2];
-}
-
 // Measures the machine into `hw`; returns the largest share of the time the measuring threads
 // waited for a CPU (runtime/cpu_wait.h): a fork/join measured beside a busy process came out 44 us
-// instead of 0.4, and every kernel planned with it kept to one worker.
+// instead of 0.4, and every kernel planned with it kept to one worker. The fork/join cost is the
+// team's handoff, taken 2000 times, which may_record also judges.
 double measure_machine(tiling::HardwareModel& hw) {
   const runtime::StreamOptions options{.array_bytes = kProbeArrayBytes, .repetitions = 3};
   double waited = 0;
@@ -54,7 +39,7 @@ double measure_machine(tiling::HardwareModel& hw) {
   all.spread_workers();
   const runtime::CpuWaitMeter meter(all);
   hw.shared_gbps = std::max(hw.core_gbps, runtime::measure_stream(all, options).triad_gbps);
-  hw.fork_join_us = measure_fork_join_us(all);
+  hw.fork_join_us = runtime::handoff_us(all, 2000);
   hw.calibrated = true;
   return std::max(waited, meter.waiting_share());
 }
@@ -75,7 +60,7 @@ tiling::HardwareModel calibrated_hardware(const std::string& cache_root) {
     }
   }
   logger().info("calibrating the hardware model (memory bandwidth, fork/join cost; once per machine)");
-  if (runtime::may_record(measure_machine(hw), "the hardware calibration")) {
+  if (runtime::may_record(measure_machine(hw), hw.fork_join_us, "the hardware calibration")) {
     io::write_file_atomically(path, tiling::to_json(hw).dump(2) + "\n");
   }
   logger().info("hardware: {}", hw.describe());

@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -19,6 +22,12 @@ double run_delay_ns(const std::string& path) {
   double on_cpu = 0, waiting = -1;
   if (!(in >> on_cpu >> waiting)) return -1;
   return waiting;
+}
+
+// TILEFUSE_RECORD_BUSY_MEASUREMENTS=1: the tests, which run beside each other, check what is recorded.
+bool recording_anyway() {
+  const char* any = std::getenv("TILEFUSE_RECORD_BUSY_MEASUREMENTS");
+  return any != nullptr && std::string_view(any) == "1";
 }
 
 }  // namespace
@@ -48,17 +57,35 @@ double CpuWaitMeter::waiting_share() const {
   return waited / (elapsed_ns * static_cast<double>(paths_.size()));
 }
 
-bool trusted_measurement(double waiting_share) {
-  if (waiting_share <= kTrustedCpuWaitingShare) return true;
-  const char* any = std::getenv("TILEFUSE_RECORD_BUSY_MEASUREMENTS");
-  return any != nullptr && std::string_view(any) == "1";
+double handoff_us(ThreadTeam& team, int samples) {
+  if (team.size() < 2 || samples < 1) return 0;
+  std::vector<double> us;
+  us.reserve(static_cast<size_t>(samples));
+  for (int i = 0; i < samples; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    team.run(team.size(), [](int, int64_t, int64_t) {});
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
 }
+
+bool trusted_measurement(double waiting_share) { return waiting_share <= kTrustedCpuWaitingShare || recording_anyway(); }
 
 bool may_record(double waiting_share, std::string_view what) {
   if (trusted_measurement(waiting_share)) return true;
   logger().info("{}: not recorded, the measuring threads waited for a CPU {:.0f}% of the time (other processes "
                 "busy, or two threads on one CPU); the next process measures again",
                 what, 100 * waiting_share);
+  return false;
+}
+
+bool may_record(double waiting_share, double handoff_us, std::string_view what) {
+  if (!may_record(waiting_share, what)) return false;
+  if (handoff_us <= kTrustedHandoffUs || recording_anyway()) return true;
+  logger().info("{}: not recorded, handing work to the other workers took {:.0f} us (over the {:.0f} us a "
+                "measurement is trusted with); the next process measures again",
+                what, handoff_us, kTrustedHandoffUs);
   return false;
 }
 

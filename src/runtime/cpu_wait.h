@@ -59,6 +59,18 @@ class MeasuringTeam {
   CpuWaitMeter meter_;
 };
 
+// The median time, in microseconds, of `samples` empty jobs on every worker of `team` (0 for a
+// team of one): what handing work to the other workers and back costs at this moment, as
+// back-to-back steps of an inference see it. The caller must have the team to itself.
+double handoff_us(ThreadTeam& team, int samples = 101);
+
+// The slowest handoff a measurement that compares splits over workers may be taken with and
+// recorded. Awake workers on this project's 2-vCPU VM hand off in 0.1-0.3 us, or 1.1-1.3 us while
+// the hypervisor keeps their vCPUs apart (the SuperKernel's record keeps the handoff for that:
+// step_runner.cpp); in rarer phases, which no scheduler statistic shows (no run delay, no steal
+// time), 45 us, for milliseconds at a time: every split then looks worthless.
+constexpr double kTrustedHandoffUs = 10;
+
 // Whether what was measured while the threads waited `waiting_share` of the time is trusted: at
 // most kTrustedCpuWaitingShare, or anything under TILEFUSE_RECORD_BUSY_MEASUREMENTS=1 (the
 // tests, which run beside each other, check what is recorded).
@@ -68,5 +80,9 @@ bool trusted_measurement(double waiting_share);
 // processes; if not, logs that `what` (a kernel's TopN winner, ...) is not recorded and will be
 // measured again by the next process.
 bool may_record(double waiting_share, std::string_view what);
+// The same, for a measurement whose team's slower handoff, probed before and after it, took
+// `handoff_us`: above kTrustedHandoffUs it is not recorded either (unless the environment says
+// to record anyway).
+bool may_record(double waiting_share, double handoff_us, std::string_view what);
 
 }  // namespace tilefuse::runtime

@@ -7,7 +7,10 @@
 #include <limits>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
+#include <sstream>
+#include <string>
 
 #include "fusion/concat_in_place.h"
 #include "fusion/execution_plan.h"
@@ -26,17 +29,37 @@ namespace tilefuse::runtime {
 namespace {
 
 // How a context's runs go: step by step, or in one parallel region whose steps estimated below
-// `floor_ns` run on one worker. Recorded as "off" or "on floor_ns=<n>".
+// `floor_ns` run on one worker. Recorded as "off" or "on floor_ns=<n>", followed by the team's
+// handoff when it was measured (" handoff_us=<h>"; absent: unknown).
 struct RegionChoice {
   bool on = false;
   double floor_ns = kDefaultParallelFloorNs;
+  std::optional<double> handoff_us;
 
+  // As reports show it: the way alone.
   std::string text() const { return on ? fmt::format("on floor_ns={}", floor_ns) : "off"; }
+  std::string record_text() const {
+    return handoff_us ? fmt::format("{} handoff_us={:.2f}", text(), *handoff_us) : text();
+  }
   static std::optional<RegionChoice> parse(const std::string& text) {
-    if (text == "off") return RegionChoice{};
-    double floor = 0;
-    if (std::sscanf(text.c_str(), "on floor_ns=%lf", &floor) != 1 || !(floor >= 0)) return std::nullopt;
-    return RegionChoice{true, floor};
+    std::istringstream in(text);
+    std::string way, field;
+    RegionChoice choice;
+    if (!(in >> way) || (way != "off" && way != "on")) return std::nullopt;
+    choice.on = way == "on";
+    bool has_floor = false;
+    while (in >> field) {
+      double value = 0;
+      if (std::sscanf(field.c_str(), "floor_ns=%lf", &value) == 1 && choice.on && value >= 0) {
+        choice.floor_ns = value, has_floor = true;
+      } else if (std::sscanf(field.c_str(), "handoff_us=%lf", &value) == 1 && value >= 0) {
+        choice.handoff_us = value;
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (choice.on != has_floor) return std::nullopt;
+    return choice;
   }
 };
 
@@ -749,24 +772,40 @@ struct StepRunner::Impl {
   // find the other workers awake, while a model called now and then pays a wake-up (tens of
   // microseconds on a virtual machine) for each barrier. A run that takes half a second pays
   // for a barrier a thousand times over: such shapes run step by step, unmeasured.
+  //
+  // The choice holds for the placement of the workers' CPUs it was measured in. On this
+  // project's VM that placement changes for seconds to minutes at a time: with handoffs of 0.1-0.3
+  // us, MobileNetV2 (64 x 64) ran fastest step by step (0.55-0.85 ms) and 1.5x slower with most
+  // steps on one worker; with handoffs of 1.1-1.3 us both ways took about 1 ms and the latter won
+  // by 2-20%, in 19 of 30 processes. So a record keeps the handoff it was measured with, and a
+  // process whose team hands off more than twice as fast measures again and records what it finds:
+  // the record moves to the placement where the team is at its best, and stays there.
   void choose_superkernel(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>& outputs, Prepared& p) {
     const std::string key = superkernel_key(p);
+    const double handoff_now = probe_handoff_us();
     if (const std::optional<std::string> recorded = provider.recorded_superkernel(key)) {
-      if ((p.superkernel = RegionChoice::parse(*recorded))) return;
-      logger().warn("superkernel: ignoring the recorded choice '{}' (not 'off' or 'on floor_ns=<n>'); measuring again",
-                    *recorded);
+      if ((p.superkernel = RegionChoice::parse(*recorded))) {
+        if (!measured_with_slower_handoffs(*p.superkernel, handoff_now)) return;
+        logger().info("superkernel: the recorded choice was measured with handoffs of {:.2f} us, {:.2f} now; measuring "
+                      "again", *p.superkernel->handoff_us, handoff_now);
+      } else {
+        logger().warn("superkernel: ignoring the recorded choice '{}' (not 'off' or 'on floor_ns=<n>', with an "
+                      "optional 'handoff_us=<h>'); measuring again", *recorded);
+      }
     }
     std::vector<RegionChoice> choices = {RegionChoice{}};
     for (double floor : kParallelFloorsNs) choices.push_back({true, floor});
     std::vector<double> best;
     std::vector<int64_t> barriers;
     // Workers that had to wait for a CPU (another busy process, or two of them woken onto one
-    // CPU) time every way that splits work as slow as one worker: measured again, twice at most,
-    // and then left step by step, for this process only.
-    double waited = 0;
+    // CPU), or whose handoffs were slow (cpu_wait.h), time every way that splits work as slow as
+    // one worker: measured again, twice at most, and then left step by step, for this process only.
+    double waited = 0, handoff = handoff_now;
     for (int attempt = 0; attempt < 3; ++attempt) {
+      if (attempt > 0) handoff = probe_handoff_us();
       waited = time_region_choices(inputs, outputs, p, choices, best, barriers);
-      if (trusted_measurement(waited)) break;
+      handoff = std::max(handoff, probe_handoff_us());
+      if (trusted_measurement(waited) && handoff <= kTrustedHandoffUs) break;
     }
     const double fastest = *std::min_element(best.begin(), best.end());
     size_t winner = 0;
@@ -779,10 +818,23 @@ struct StepRunner::Impl {
     for (size_t c = 0; c < choices.size(); ++c) {
       measured += fmt::format("{}{}: {:.1f} us, {} barriers", c ? "; " : "", choices[c].text(), best[c], barriers[c]);
     }
-    const bool trusted = may_record(waited, "the SuperKernel choice");
+    const bool trusted = may_record(waited, handoff, "the SuperKernel choice");
     p.superkernel = choices[trusted ? winner : 0];
-    logger().info("superkernel: {} for these shapes ({})", p.superkernel->text(), measured);
-    if (trusted) provider.record_superkernel(key, p.superkernel->text());
+    p.superkernel->handoff_us = handoff;
+    logger().info("superkernel: {} for these shapes ({}; handoffs {:.2f} us)", p.superkernel->text(), measured, handoff);
+    if (trusted) provider.record_superkernel(key, p.superkernel->record_text());
+  }
+
+  // Whether `recorded` was measured while the team handed off more than twice as slowly as it
+  // does now (plus 0.2 us, a margin for the noise of the probe's fastest results).
+  static bool measured_with_slower_handoffs(const RegionChoice& recorded, double handoff_now) {
+    return recorded.handoff_us && *recorded.handoff_us > 2 * handoff_now + 0.2;
+  }
+
+  // The team's handoff now (cpu_wait.h), with the team held as a run holds it.
+  double probe_handoff_us() {
+    std::unique_lock<std::mutex> team_held(team_mutex);
+    return handoff_us(team);
   }
 
   // Times each way in turns, best of up to 9 rounds while 250 ms have not passed, into `best`
@@ -808,9 +860,10 @@ struct StepRunner::Impl {
     return meter.waiting_share();
   }
 
-  // What a SuperKernel choice depends on: the team, the steps and their shapes.
+  // What a SuperKernel choice depends on: the team, the steps and their shapes (v3: records
+  // carry the handoff they were measured with; those made before are measured again).
   std::string superkernel_key(const Prepared& p) const {
-    std::string key = fmt::format("superkernel v2\nthreads={}\n", team.size());
+    std::string key = fmt::format("superkernel v3\nthreads={}\n", team.size());
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       if (!runs(i)) continue;
       key += step_name(i);

@@ -194,7 +194,50 @@ TEST(SuperKernelChoice, IsMeasuredOnceRecordedAndReused) {
   std::getline(reread, choice);
   const std::string text((std::istreambuf_iterator<char>(reread)), std::istreambuf_iterator<char>());
   EXPECT_EQ(choice + "\n" + text, valid_record(choice)) << "a valid record replaces the broken one";
-  EXPECT_EQ(remeasured, choice);
+  EXPECT_EQ(choice.rfind(remeasured + " handoff_us=", 0), 0U) << "the way measured, and the handoff it was measured with";
+}
+
+// A record keeps the team's handoff it was measured with (runtime/cpu_wait.h). One measured while
+// the team handed off far more slowly than it does now (the workers' CPUs placed apart) is
+// measured again and replaced; one measured with handoffs as fast as now is reused; a record
+// whose fields do not parse is measured again.
+TEST(SuperKernelChoice, ARecordMeasuredWithSlowerHandoffsIsMeasuredAgain) {
+  const ModelFiles model = models().back();
+  const Graph g = frontend::import_onnx_file(model.model.string());
+  const auto inputs = read_inputs(g, model.inputs);
+  const std::string cache = e2e::test_cache_dir() + "/superkernel_handoff";
+  fs::remove_all(fs::path(cache) / "superkernel");
+  const auto automatic = [&] { return run(g, inputs, 2, runtime::SuperKernelMode::automatic, cache).choice; };
+  const std::string first = automatic();
+  std::vector<fs::path> records;
+  for (const auto& entry : fs::recursive_directory_iterator(fs::path(cache) / "superkernel")) {
+    if (entry.path().filename() == "choice") records.push_back(entry.path());
+  }
+  ASSERT_EQ(records.size(), 1U);
+  const auto recorded = [&] {
+    std::ifstream in(records[0]);
+    std::string choice;
+    std::getline(in, choice);
+    return choice;
+  };
+  EXPECT_EQ(recorded().rfind(first + " handoff_us=", 0), 0U) << recorded();
+  const auto write = [&](const std::string& text) { std::ofstream(records[0], std::ios::trunc) << valid_record(text); };
+
+  write("on floor_ns=100000 handoff_us=0.00");
+  EXPECT_EQ(automatic(), "on floor_ns=100000") << "measured with handoffs no slower than now: reused";
+  EXPECT_EQ(recorded(), "on floor_ns=100000 handoff_us=0.00");
+
+  write("on floor_ns=100000 handoff_us=100000.00");
+  const std::string remeasured = automatic();
+  const std::string line = recorded();
+  EXPECT_EQ(line.rfind(remeasured + " handoff_us=", 0), 0U) << line;
+  EXPECT_LT(std::stod(line.substr(line.find('=', line.find("handoff_us")) + 1)), 100000.0) << "replaced: " << line;
+
+  for (const char* broken : {"on handoff_us=1", "off floor_ns=3", "on floor_ns=0 handoff_us=fast", "sideways"}) {
+    write(broken);
+    automatic();
+    EXPECT_NE(recorded(), broken) << "measured again and replaced";
+  }
 }
 
 // A region chosen by measurement needs every worker from its start: a run that finds one asleep

@@ -69,6 +69,26 @@ TEST(CpuWait, ATeamOfOneThreadCountsTheCallerAlone) {
   EXPECT_LE(share, 1.0);
 }
 
+TEST(CpuWait, AHandoffIsTheMedianOfEmptyJobsOnEveryWorker) {
+  ThreadTeam one(1);
+  EXPECT_EQ(handoff_us(one), 0.0) << "a team of one hands nothing off";
+  ThreadTeam two(2);
+  const double us = handoff_us(two, 51);
+  EXPECT_GT(us, 0.0);
+  EXPECT_LT(us, 1e6);
+}
+
+TEST(CpuWait, AMeasurementWithSlowHandoffsIsNotRecordedUnlessTheEnvironmentSaysSo) {
+  {
+    const ScopedEnv strict("TILEFUSE_RECORD_BUSY_MEASUREMENTS", std::nullopt);
+    EXPECT_TRUE(may_record(0, kTrustedHandoffUs, "a measurement at the handoff threshold"));
+    EXPECT_FALSE(may_record(0, kTrustedHandoffUs * 1.5, "a measurement with slow handoffs"));
+    EXPECT_FALSE(may_record(kTrustedCpuWaitingShare + 0.01, 0, "a measurement that waited for a CPU"));
+  }
+  const ScopedEnv any("TILEFUSE_RECORD_BUSY_MEASUREMENTS", "1");
+  EXPECT_TRUE(may_record(0, 1000, "a measurement the environment records anyway"));
+}
+
 // Jobs whose sleeping worker's part the caller ran measured one thread, not the team: never
 // trusted, though the sleeper waited for no CPU.
 TEST(CpuWait, JobsRunForASleepingWorkerAreNotTrusted) {
