@@ -74,7 +74,10 @@ INSTANTIATE_TEST_SUITE_P(
         PoolCase{"CeilMode", {1, 2, 8, 35}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", int64_t{1}}}},
         PoolCase{"OneD", {2, 3, 50}, {{"kernel_shape", Ints{4}}, {"strides", Ints{2}}, {"pads", Ints{1, 2}}}},
         PoolCase{"NaNsPropagate", {1, 2, 10, 40}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}}, true},
-        PoolCase{"NaNsStrided", {1, 2, 10, 41}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}, true}),
+        PoolCase{"NaNsStrided", {1, 2, 10, 41}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}, true},
+        // Rows of several groups of the vectors a pass carries at once (four), and a partial group.
+        PoolCase{"ManyVectorsStrideOne", {1, 2, 5, 150}, {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}}},
+        PoolCase{"ManyVectorsStrideTwo", {1, 2, 7, 230}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}}, true}),
     [](const auto& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(
@@ -95,7 +98,10 @@ INSTANTIATE_TEST_SUITE_P(
         PoolCase{"OneD", {2, 3, 50}, {{"kernel_shape", Ints{4}}, {"strides", Ints{2}}, {"pads", Ints{1, 2}}}},
         PoolCase{"WideRowsStrideTwo", {1, 2, 5, 70}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},
         PoolCase{"FiveByFiveAcrossVectors", {1, 2, 6, 37}, {{"kernel_shape", Ints{5, 5}}, {"pads", Ints{2, 2, 2, 2}}}},
-        PoolCase{"NaNsPropagate", {1, 2, 10, 40}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}}, true}),
+        PoolCase{"NaNsPropagate", {1, 2, 10, 40}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}}, true},
+        PoolCase{"ManyVectorsStrideOne", {1, 2, 5, 150},
+                 {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}, {"count_include_pad", int64_t{1}}}},
+        PoolCase{"ManyVectorsStrideTwo", {1, 2, 7, 230}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}}}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace
