@@ -5,6 +5,8 @@
 // output the sum of its columns over the taps counted (count_include_pad counts the pads, not
 // ceil_mode's reach beyond them). The reference kernel walks one window per output element:
 // it made MaxPool 17% of ResNet-50's time, and Inception-v3's nine AveragePools host steps.
+// Pools at stride 1 whose output keeps the input's size go a whole plane at a time
+// (same_size_pool.h): Inception-v3's pools 2.9-3.4 -> 1.9-2.0 ms a run at 1 thread.
 #pragma once
 
 #include <memory>

@@ -77,7 +77,13 @@ INSTANTIATE_TEST_SUITE_P(
         PoolCase{"NaNsStrided", {1, 2, 10, 41}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}, true},
         // Rows of several groups of the vectors a pass carries at once (four), and a partial group.
         PoolCase{"ManyVectorsStrideOne", {1, 2, 5, 150}, {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}}},
-        PoolCase{"ManyVectorsStrideTwo", {1, 2, 7, 230}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}}, true}),
+        PoolCase{"ManyVectorsStrideTwo", {1, 2, 7, 230}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}}, true},
+        // Output as large as the input (runtime/same_size_pool.h): NaNs, an even window padded
+        // at its end, one row, a window longer than the plane.
+        PoolCase{"SameSizeNaNs", {1, 3, 11, 29}, {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}}, true},
+        PoolCase{"SameSizeEvenWindow", {1, 2, 7, 33}, {{"kernel_shape", Ints{2, 2}}, {"pads", Ints{0, 0, 1, 1}}}},
+        PoolCase{"SameSizeOneRow", {2, 2, 1, 40}, {{"kernel_shape", Ints{1, 5}}, {"pads", Ints{0, 2, 0, 2}}}},
+        PoolCase{"SameSizeTallWindow", {1, 2, 3, 18}, {{"kernel_shape", Ints{7, 3}}, {"pads", Ints{3, 1, 3, 1}}}}),
     [](const auto& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(
@@ -101,7 +107,10 @@ INSTANTIATE_TEST_SUITE_P(
         PoolCase{"NaNsPropagate", {1, 2, 10, 40}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}}, true},
         PoolCase{"ManyVectorsStrideOne", {1, 2, 5, 150},
                  {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}, {"count_include_pad", int64_t{1}}}},
-        PoolCase{"ManyVectorsStrideTwo", {1, 2, 7, 230}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}}}),
+        PoolCase{"ManyVectorsStrideTwo", {1, 2, 7, 230}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}}},
+        PoolCase{"SameSizeEvenWindow", {1, 2, 7, 33}, {{"kernel_shape", Ints{2, 2}}, {"pads", Ints{0, 0, 1, 1}}}},
+        PoolCase{"SameSizeTallWindowCountingPads", {1, 2, 3, 18},
+                 {{"kernel_shape", Ints{7, 3}}, {"pads", Ints{3, 1, 3, 1}}, {"count_include_pad", int64_t{1}}}}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace
