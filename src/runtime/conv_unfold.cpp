@@ -108,8 +108,9 @@ TF_AVX512 void strided_panels(const ConvShape& s, const float* x, std::span<cons
   const auto taps = valid.size();
   const __m512i gather_index = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                                   _mm512_set1_epi32(static_cast<int32_t>(s.stride_w)));
-  thread_local std::vector<uint32_t> masks;  // per tap column, then chunk: [j * kNR + chunk]
-  masks.resize(taps * kNR);
+  thread_local std::vector<uint32_t> mask_storage;  // per tap column, then chunk: [j * kNR + chunk]
+  mask_storage.resize(taps * kNR);
+  uint32_t* masks = mask_storage.data();  // (not the thread_local itself in the loops: its address is a call)
   PanelChunk chunks[kNR];
   for (int64_t p = 0; p < cols; p += kNR, dst += kc * kNR) {
     const int64_t n = std::min<int64_t>(kNR, cols - p);
@@ -120,7 +121,7 @@ TF_AVX512 void strided_panels(const ConvShape& s, const float* x, std::span<cons
     float* out = dst;
     for (int64_t k = 0; k < kc; ++k, out += kNR) {
       const UnfoldedRow& r = rows[static_cast<size_t>(k)];
-      const uint32_t* row_masks = masks.data() + r.tap_column * kNR;
+      const uint32_t* row_masks = masks + r.tap_column * kNR;
       for (int c = 0; c < count; ++c) {
         const PanelChunk& chunk = chunks[c];
         const uint64_t y = static_cast<uint64_t>(chunk.y0 + r.dy);

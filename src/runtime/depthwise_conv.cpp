@@ -165,27 +165,28 @@ struct PaddedPlane {
 void padded_planes(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
                    int64_t first_plane, int64_t end_plane) {
   const PaddedPlane pp(s);
-  thread_local std::vector<float> padded, acc;
-  thread_local std::vector<int64_t> offsets;
-  padded.assign(static_cast<size_t>(pp.hp * pp.wp), 0.0f);
-  acc.resize(static_cast<size_t>(pp.span));
-  offsets.clear();
+  thread_local std::vector<float> padded_storage, acc_storage;
+  thread_local std::vector<int64_t> offset_storage;
+  padded_storage.assign(static_cast<size_t>(pp.hp * pp.wp), 0.0f);
+  acc_storage.resize(static_cast<size_t>(pp.span));
+  offset_storage.clear();
   for (int64_t i = 0; i < s.kh; ++i) {
-    for (int64_t j = 0; j < s.kw; ++j) offsets.push_back(i * s.dil_h * pp.wp + j * s.dil_w);
+    for (int64_t j = 0; j < s.kw; ++j) offset_storage.push_back(i * s.dil_h * pp.wp + j * s.dil_w);
   }
+  // (Not the thread_locals themselves in the loops: their addresses are calls.)
+  float* padded = padded_storage.data();
+  float* acc = acc_storage.data();
+  const int64_t* offsets = offset_storage.data();
   for (int64_t plane = first_plane; plane < end_plane; ++plane) {
     const int64_t c = plane % s.channels;
     const float* src = x + plane * s.height * s.width;
     for (int64_t y = 0; y < s.height; ++y) {  // the padding around stays zero
-      std::copy(src + y * s.width, src + (y + 1) * s.width, padded.data() + (y + s.pad_top) * pp.wp + s.pad_left);
+      std::copy(src + y * s.width, src + (y + 1) * s.width, padded + (y + s.pad_top) * pp.wp + s.pad_left);
     }
     const float* wc = w + c * s.kh * s.kw;
-    tap_sum(padded.data(), s.stride_w, offsets.data(), wc, s.kh * s.kw, bias != nullptr ? bias[c] : 0.0f, acc.data(),
-            pp.span);
+    tap_sum(padded, s.stride_w, offsets, wc, s.kh * s.kw, bias != nullptr ? bias[c] : 0.0f, acc, pp.span);
     float* o = out + plane * s.positions();
-    for (int64_t oy = 0; oy < s.out_h; ++oy) {
-      std::copy(acc.data() + oy * pp.wp, acc.data() + oy * pp.wp + s.out_w, o + oy * s.out_w);
-    }
+    for (int64_t oy = 0; oy < s.out_h; ++oy) std::copy(acc + oy * pp.wp, acc + oy * pp.wp + s.out_w, o + oy * s.out_w);
   }
 }
 
