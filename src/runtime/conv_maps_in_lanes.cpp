@@ -97,7 +97,8 @@ void conv_maps_in_lanes(const ConvShape& s, const float* x, const float* weights
   const int64_t rows = s.batch * s.out_h, maps_padded = padded_maps(g);
   const int64_t in_image = s.channels * s.height * s.width, out_image = s.maps * s.positions();
   const int64_t band_rows = std::max<int64_t>(1, kBandOutputs / s.out_w);
-  // Whole groups of row outputs (6, 8 or 12: 24 is a multiple of each) read this many columns.
+  // Whole groups of row outputs (6, 8 or 12: 24 is a multiple of each; AVX-512 takes 7 only
+  // where groups of 7 end before groups of 8 would) read at most this many columns.
   const int64_t columns = (ceil_div(s.out_w, 24) * 24 - 1) * s.stride_w + (s.kw - 1) * s.dil_w + 1;
   const int64_t padded_columns = std::max(columns, s.pad_left + s.width);
   const bool avx512 = vector_isa() == VectorIsa::avx512;

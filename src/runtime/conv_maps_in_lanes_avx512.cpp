@@ -24,15 +24,20 @@ namespace {
 constexpr int kLanes = 16;     // maps per vector
 constexpr int kMaxBlocks = 4;  // map vectors summed together
 
-// Outputs of a row summed together for B vectors of maps.
-constexpr int row_outputs(int blocks) { return blocks >= 4 ? 6 : 8; }
+// Outputs of a row summed together for B vectors of maps in a row of `width` outputs: 6 for
+// four vectors (24 accumulators), else 8, or 7 where that computes fewer outputs past the row's
+// end (rows of 7, 14 and 28: RegNet's grouped layers computed 8 for 7 and 16 for 14).
+int row_outputs(int blocks, int64_t width) {
+  if (blocks >= 4) return 6;
+  const auto computed = [width](int64_t u) { return (width + u - 1) / u * u; };
+  return computed(7) < computed(8) ? 7 : 8;
+}
 
 // The sums of B map vectors (maps 16 * blocks0 ..) for every output of the band into `sums`
 // ([position][maps_padded]), U outputs of a row at a time.
-template <int B>
+template <int B, int U>
 TF_AVX512 void sum_products(const ConvShape& s, const Band& b, const float* block, const float* weights,
                             int64_t maps_padded, int64_t block0, float* sums) {
-  constexpr int U = row_outputs(B);
   const int64_t taps = s.kh * s.kw;
   for (int64_t oy = 0; oy < b.rows; ++oy) {
     for (int64_t ox0 = 0; ox0 < s.out_w; ox0 += U) {
@@ -104,11 +109,13 @@ TF_AVX512 void sum_band(const ConvShape& s, const Band& b, const float* block, c
                         int64_t maps_padded, float* sums) {
   const int64_t blocks = maps_padded / kLanes;
   for (int64_t b0 = 0; b0 < blocks; b0 += kMaxBlocks) {
-    switch (std::min<int64_t>(kMaxBlocks, blocks - b0)) {
-      case 1: sum_products<1>(s, b, block, weights, maps_padded, b0, sums); break;
-      case 2: sum_products<2>(s, b, block, weights, maps_padded, b0, sums); break;
-      case 3: sum_products<3>(s, b, block, weights, maps_padded, b0, sums); break;
-      default: sum_products<4>(s, b, block, weights, maps_padded, b0, sums); break;
+    const int vectors = static_cast<int>(std::min<int64_t>(kMaxBlocks, blocks - b0));
+    const bool seven = row_outputs(vectors, s.out_w) == 7;
+    switch (vectors) {
+      case 1: (seven ? sum_products<1, 7> : sum_products<1, 8>)(s, b, block, weights, maps_padded, b0, sums); break;
+      case 2: (seven ? sum_products<2, 7> : sum_products<2, 8>)(s, b, block, weights, maps_padded, b0, sums); break;
+      case 3: (seven ? sum_products<3, 7> : sum_products<3, 8>)(s, b, block, weights, maps_padded, b0, sums); break;
+      default: sum_products<4, 6>(s, b, block, weights, maps_padded, b0, sums); break;
     }
   }
 }

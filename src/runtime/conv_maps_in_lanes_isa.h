@@ -16,7 +16,7 @@ inline constexpr int64_t kMapsPadding = 16;  // the laid-out weights' maps, padd
 // The geometry of one band: output rows oy0 .. oy0 + rows of one image, which read `input_rows`
 // rows of each channel from input row oy0 * stride_h - pad_top, held in a zero-padded block of
 // `columns` columns that covers whole groups of row outputs (24 of them: each ISA sums 6, 8 or
-// 12 outputs of a row together).
+// 12 outputs of a row together, or 7 where that group ends before one of 8).
 struct Band {
   int64_t image, oy0, rows, input_rows, columns;
 };

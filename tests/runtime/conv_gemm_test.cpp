@@ -129,9 +129,9 @@ TEST(ConvGemmBf16, EveryEnginePathStaysWithinTheBound) {
   }
 }
 
-// Groups of 8 to 40 maps by maps in lanes: one vector (RegNet's 16, two images), half of one
-// (ResNeXt's 8, strided), two and three partly filled (24 and 40, dilated), with FusedConv's
-// residual and activation; on 1 and 2 workers.
+// Groups of 8 to 48 maps by maps in lanes: one vector (RegNet's 16, two images), half of one
+// (ResNeXt's 8, strided), two and three partly filled (24 and 40, dilated), three full ones,
+// rows of 7, 13 and 14 outputs, with FusedConv's residual and activation; on 1 and 2 workers.
 TEST(ConvMapsInLanes, GroupedMatchesReference) {
   if (vector_isa() < VectorIsa::avx2) GTEST_SKIP() << "maps in lanes needs AVX2";
   const Ints pad1 = {1, 1, 1, 1};
@@ -142,7 +142,11 @@ TEST(ConvMapsInLanes, GroupedMatchesReference) {
         ConvCase{"TwoVectorsResidualRelu", {1, 48, 5, 5}, {48, 24, 3, 3}, {{"group", int64_t{2}}, {"pads", pad1}}, true,
                  true, true, "Relu"},
         ConvCase{"ThreeVectorsDilated", {1, 80, 8, 8}, {80, 40, 3, 3},
-                 {{"group", int64_t{2}}, {"pads", Ints{2, 2, 2, 2}}, {"dilations", Ints{2, 2}}}}}) {
+                 {{"group", int64_t{2}}, {"pads", Ints{2, 2, 2, 2}}, {"dilations", Ints{2, 2}}}},
+        // Rows summed 7 outputs at a time (14 and 13 wide) rather than 8.
+        ConvCase{"RegNetRowsOfFourteen", {1, 32, 14, 14}, {32, 16, 3, 3}, {{"group", int64_t{2}}, {"pads", pad1}}},
+        ConvCase{"ThreeVectorsRowsOfThirteen", {1, 96, 6, 13}, {96, 48, 3, 3}, {{"group", int64_t{2}}, {"pads", pad1}},
+                 true, true, true, "Relu"}}) {
     Graph g;
     std::vector<Tensor> inputs;
     Node* conv = build_conv(g, c, inputs);
