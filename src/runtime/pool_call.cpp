@@ -268,13 +268,13 @@ TF_AVX512 void average_pool_padded_rows(const PoolShape& s, const std::vector<fl
 }
 
 // The pool as a same-size one (same_size_pool.h), if it is one: stride 1, no dilation, the
-// output as large as the input, a window no wider than 17 columns.
+// output as large as the input, a window same_size_pool supports.
 std::optional<SameSizePool> same_size(const PoolShape& s) {
-  if (!same_size_pool_supported() || s.stride_h != 1 || s.stride_w != 1 || s.dil_h != 1 || s.dil_w != 1 ||
-      s.out_h != s.height || s.out_w != s.width || s.pad_left < 0 || s.pad_left > 16 || s.kw - 1 - s.pad_left > 16) {
+  if (s.stride_h != 1 || s.stride_w != 1 || s.dil_h != 1 || s.dil_w != 1 || s.out_h != s.height || s.out_w != s.width) {
     return std::nullopt;
   }
-  return SameSizePool{s.height, s.width, s.kh, s.kw, s.pad_top, s.pad_left};
+  const SameSizePool p{s.height, s.width, s.kh, s.kw, s.pad_top, s.pad_left};
+  return same_size_pool_supports(p) ? std::optional(p) : std::nullopt;
 }
 
 class PoolCall : public LibraryCall {

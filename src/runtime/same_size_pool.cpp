@@ -96,14 +96,14 @@ TF_AVX512 void pool_planes(const SameSizePool& p, const float* scale, const floa
 }
 
 void check(const SameSizePool& p) {
-  if (!same_size_pool_supported() || p.pad_left < 0 || p.pad_left > kMargin || p.kw - 1 - p.pad_left > kMargin) {
-    fail_internal("a same-size pool called without AVX-512 or with a window wider than its scratch margins");
-  }
+  if (!same_size_pool_supports(p)) fail_internal("a same-size pool called for a window or CPU it does not support");
 }
 
 }  // namespace
 
-bool same_size_pool_supported() { return vector_isa() == VectorIsa::avx512; }
+bool same_size_pool_supports(const SameSizePool& p) {
+  return vector_isa() == VectorIsa::avx512 && p.pad_left >= 0 && p.pad_left <= kMargin && p.kw - 1 - p.pad_left <= kMargin;
+}
 
 void max_pool_same_size(const SameSizePool& p, const float* x, float* out, int64_t first_plane, int64_t end_plane) {
   check(p);

@@ -19,8 +19,9 @@ struct SameSizePool {
   int64_t height = 0, width = 0, kh = 0, kw = 0, pad_top = 0, pad_left = 0;
 };
 
-// Whether the CPU has AVX-512 for these.
-bool same_size_pool_supported();
+// Whether these run `p`: the CPU has AVX-512, and the window reaches at most 16 columns to
+// either side (the scratch plane's margins).
+bool same_size_pool_supports(const SameSizePool& p);
 
 // Planes [first_plane, end_plane) of x (height x width each) into out, as MaxPool computes them
 // (a window in the padding alone is -inf; NaN propagates).
