@@ -10,6 +10,7 @@
 #include "ir/error.h"
 #include "passes/pattern.h"
 #include "reference/integer_math.h"
+#include "runtime/in_order_row_sums.h"
 
 namespace tilefuse::runtime {
 
@@ -204,6 +205,7 @@ constexpr int64_t kRowOutputs = 64;
 template <Fold fold, typename T>
 void fold_rows(const T* x, T* y, const Layout& l, int64_t o0, int64_t o1) {
   using A = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+  constexpr bool kSums = fold == Fold::Sum || fold == Fold::Mean;
   const int64_t length = l.reduced.back().extent;
   const int64_t run = l.kept.empty() ? 1 : l.kept.back().extent;
   const int64_t step = l.kept.empty() ? 0 : l.kept.back().stride;
@@ -215,7 +217,7 @@ void fold_rows(const T* x, T* y, const Layout& l, int64_t o0, int64_t o1) {
     l.for_each_reduced(l.reduced.size - 1, [&](int64_t offset) {
       if constexpr (std::is_integral_v<A>) {
         for (int64_t j = 0; j < n; ++j) acc[j] = fold_interleaved<fold>(acc[j], base + offset + j * step, length);
-      } else {
+      } else if (!(kSums && sum_rows_in_order(acc.data(), base + offset, step, n, length))) {
         fold_side_by_side<fold>(acc.data(), base + offset, step, n, length);
       }
     });

@@ -79,12 +79,14 @@ TEST(ReduceCall, MatchesTheReferenceBitForBit) {
 }
 
 // Wide column runs; empty reductions; and (axes 0 and 2 of [3, 70, 5]) outputs folded side by
-// side, 64 at a time and 8 chains at a time with a remainder of each.
+// side, 64 at a time and 8 chains at a time with a remainder of each; rows of 21 (axes 0 and 2
+// of [3, 70, 21], axis 2 of [4, 19, 21]) summed eight at a time in vector lanes, with a tail.
 TEST(ReduceCall, WideColumnsSideBySideRowsAndEmptyReductions) {
   struct Case {
     Ints shape, axes;
   };
-  for (const Case& c : {Case{{2, 3, 1300}, {1}}, Case{{2, 0, 7}, {1}}, Case{{3, 70, 5}, {0, 2}}}) {
+  for (const Case& c : {Case{{2, 3, 1300}, {1}}, Case{{2, 0, 7}, {1}}, Case{{3, 70, 5}, {0, 2}}, Case{{3, 70, 21}, {0, 2}},
+                        Case{{4, 19, 21}, {2}}}) {
     for (const char* op : {"ReduceSum", "ReduceMax"}) {
       const Ints& shape = c.shape;
       Graph g;
