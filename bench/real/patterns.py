@@ -140,6 +140,10 @@ PATTERNS = [
     # Products.
     pattern("batched_matmul_broadcast", lambda m, a, b: a @ b, floats(2, 3, 5, 8), floats(8, 4), unbatched=[1]),
     pattern("einsum_heads", lambda m, q, k: torch.einsum("bhqd,bhkd->bhqk", q, k).softmax(-1), floats(2, 2, 5, 4), floats(2, 2, 5, 4)),
+    pattern("einsum_projection_grouped", lambda m, x, w: torch.einsum("bshd,hdf->bsf", x, w).relu(), floats(2, 5, 3, 4),
+            floats(3, 4, 6), unbatched=[1]),
+    pattern("einsum_outer_and_sum", lambda m, a, b: (lambda o: o + torch.einsum("bij->bj", o)[:, None])(
+            torch.einsum("bi,bj->bij", a, b)), floats(2, 5), floats(2, 3)),
     pattern("linear_3d_bias_gelu", lambda m, x: F.gelu(m["fc"](x)), X, layers={"fc": lambda: nn.Linear(8, 12)}),
     pattern("matrix_vector", lambda m, x, v: x @ v, X, floats(8), unbatched=[1]),
     # Windows and resampling.

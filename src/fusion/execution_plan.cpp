@@ -20,6 +20,7 @@
 #include "passes/pointwise_depthwise_folding.h"
 #include "passes/decompose_composites.h"
 #include "passes/depth_space_as_transpose.h"
+#include "passes/einsum_as_matmul.h"
 #include "passes/gemm_as_matmul.h"
 #include "passes/pattern_registry.h"
 #include "passes/reduction_splitting.h"
@@ -38,7 +39,8 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
   passes::fold_batch_norms(planned.graph);
   if (fuse) {  // unfused mode keeps one op per step
     passes::fold_slices_of_concats(planned.graph);
-    passes::express_gemms_as_matmuls(planned.graph);  // first: the MatMul passes below then take Gemms too
+    passes::einsum_as_matmul(planned.graph);  // first: the MatMul passes below then take its products too
+    passes::express_gemms_as_matmuls(planned.graph);  // and Gemms
     passes::repeated_kv_as_broadcast(planned.graph);  // before the transposes fold into the products
     passes::fold_matmul_splits(planned.graph);  // before the biases: a MatMul's Add then folds per part
     passes::fold_matmul_transposes(planned.graph);

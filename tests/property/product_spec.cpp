@@ -20,9 +20,50 @@ int64_t batch_size(const std::vector<int64_t>& batch) {
   return std::accumulate(batch.begin(), batch.end(), int64_t{1}, std::multiplies<>());
 }
 
+// An Einsum's labels: a letter, a size and the terms it is in.
+struct EinsumLabel {
+  char letter;
+  int64_t size;
+  bool a, b, out;
+};
+
+// The labels of an Einsum spec, in role order: batch; a second row label (3) where bit 0 of
+// `einsum` is set, then m; a second column label (2) where bit 1 is, then n; k, none where bits
+// 2-3 are 1 (an outer product), and a second contracted label (2) where they are 2; a label
+// summed in A only (2) where bit 4 is.
+std::vector<EinsumLabel> einsum_labels(const ProductSpec& s) {
+  std::vector<EinsumLabel> labels;
+  auto add = [&](int64_t size, bool a, bool b, bool out) {
+    labels.push_back({static_cast<char>('a' + labels.size()), size, a, b, out});
+  };
+  for (int64_t d : s.batch) add(d, true, true, true);
+  if (s.einsum & 1) add(3, true, false, true);
+  add(s.m, true, false, true);
+  if (s.einsum & 2) add(2, false, true, true);
+  add(s.n, false, true, true);
+  const int contracted = s.einsum >> 2 & 3;
+  if (contracted != 1) add(s.k, true, true, false);
+  if (contracted == 2) add(2, true, true, false);
+  if (s.einsum & 16) add(2, true, false, false);
+  return labels;
+}
+
+// Multiply-adds of an Einsum beyond batch x m x n x k: its extra labels' sizes.
+int64_t einsum_factor(const ProductSpec& s) {
+  if (s.form != ProductForm::Einsum) return 1;
+  const int contracted = s.einsum >> 2 & 3;
+  return (s.einsum & 1 ? 3 : 1) * (s.einsum & 2 ? 2 : 1) * (contracted == 2 ? 2 : 1) * (s.einsum & 16 ? 2 : 1);
+}
+
+// The elements an Einsum's outputs sum: its contracted labels' and its summed one's.
+int64_t einsum_depth(const ProductSpec& s) {
+  const int contracted = s.einsum >> 2 & 3;
+  return (contracted == 1 ? 1 : s.k) * (contracted == 2 ? 2 : 1) * (s.einsum & 16 ? 2 : 1);
+}
+
 int64_t multiply_adds(const ProductSpec& s) {
   const int64_t products = s.form == ProductForm::Attention ? 2 : 1;  // Q K^T, then times V
-  return products * batch_size(s.batch) * s.m * s.n * s.k;
+  return products * batch_size(s.batch) * s.m * s.n * s.k * einsum_factor(s);
 }
 
 // Whether the symbol is A's first batch dim (else its rows, or attention's sequence).
@@ -42,6 +83,7 @@ class ProductBuilder {
   BuiltGraph run() {
     switch (s_.form) {
       case ProductForm::Attention: return g_.finish({attention()});
+      case ProductForm::Einsum: return g_.finish({einsum()});
       case ProductForm::Gemm: return finish_after(epilogue(gemm()));
       default: return finish_after(epilogue(matmul()));
     }
@@ -191,6 +233,30 @@ class ProductBuilder {
     return g_.node("Reshape", {merged, g_.i64s({0, 0, s_.batch[1] * s_.k})});
   }
 
+  // An Einsum with the spec's labels; A's term rotated by transpose_a, B's by gemm (and reversed
+  // where transpose_b), the output's by after.
+  Value* einsum() {
+    const std::vector<EinsumLabel> labels = einsum_labels(s_);
+    auto term = [&](bool EinsumLabel::*in, int rotation, bool reversed) {
+      std::string letters;
+      for (const EinsumLabel& l : labels) {
+        if (l.*in) letters += l.letter;
+      }
+      if (reversed) std::reverse(letters.begin(), letters.end());
+      if (!letters.empty()) std::rotate(letters.begin(), letters.begin() + rotation % letters.size(), letters.end());
+      return letters;
+    };
+    auto shape = [&](const std::string& letters) {
+      Shape dims;
+      for (char c : letters) dims.push_back(Dim(labels[static_cast<size_t>(c - 'a')].size));
+      return dims;
+    };
+    const std::string a = term(&EinsumLabel::a, s_.transpose_a, false), b = term(&EinsumLabel::b, s_.gemm, s_.transpose_b),
+                      out = term(&EinsumLabel::out, s_.after, false);
+    return g_.node("Einsum", {g_.input(shape(a), dtype()), operand(shape(b), s_.constant_b)},
+                   {{"equation", a + "," + b + "->" + out}});
+  }
+
   const ProductSpec s_;
   GraphAssembly g_;
   Value* current_ = nullptr;  // the product, before its epilogue
@@ -212,6 +278,7 @@ ProductSpec normalised(ProductSpec s) {
     s.after %= 2;
   }
   if (s.form == ProductForm::Gemm) s.batch.clear();
+  if (s.form == ProductForm::Einsum) s.symbolic = false;
   if (s.form == ProductForm::Attention) {
     while (s.batch.size() < 2) s.batch.push_back(2);
     s.epilogue %= 4;
@@ -241,7 +308,7 @@ ProductSpec normalised(ProductSpec s) {
 rc::Gen<ProductSpec> product_spec() {
   return rc::gen::build<ProductSpec>(
       rc::gen::set(&ProductSpec::form, rc::gen::element(ProductForm::MatMul, ProductForm::MatMul, ProductForm::MatMul,
-                                                        ProductForm::Gemm, ProductForm::Attention)),
+                                                        ProductForm::Gemm, ProductForm::Attention, ProductForm::Einsum)),
       rc::gen::set(&ProductSpec::batch, rc::gen::apply(
                                             [](std::vector<int64_t> dims, size_t count) {
                                               dims.resize(count);
@@ -257,7 +324,8 @@ rc::Gen<ProductSpec> product_spec() {
       rc::gen::set(&ProductSpec::split, rc::gen::inRange<int64_t>(0, 600)), rc::gen::set(&ProductSpec::symbolic),
       rc::gen::set(&ProductSpec::other_size, rc::gen::inRange<int64_t>(1, 40)),
       rc::gen::set(&ProductSpec::dtype, rc::gen::element(DType::f32, DType::f32, DType::f32, DType::f32, DType::f16, DType::bf16)),
-      rc::gen::set(&ProductSpec::gemm, rc::gen::inRange(0, 40)), rc::gen::set(&ProductSpec::data_seed));
+      rc::gen::set(&ProductSpec::gemm, rc::gen::inRange(0, 40)), rc::gen::set(&ProductSpec::einsum, rc::gen::inRange(0, 32)),
+      rc::gen::set(&ProductSpec::data_seed));
 }
 
 BuiltGraph build_product(const ProductSpec& spec, int64_t size) { return ProductBuilder(spec, size).run(); }
@@ -269,20 +337,22 @@ int64_t drawn_size(const ProductSpec& drawn) {
 
 Tolerance product_tolerance(const ProductSpec& drawn) {
   const ProductSpec s = normalised(drawn);
-  const double depth = static_cast<double>(s.form == ProductForm::Attention ? std::max(s.k, s.n) : s.k);
+  const double depth = static_cast<double>(s.form == ProductForm::Attention ? std::max(s.k, s.n)
+                                           : s.form == ProductForm::Einsum  ? einsum_depth(s)
+                                                                            : s.k);
   if (s.dtype == DType::f32) return {1e-5, 1e-6 * (depth + 1)};
   const double ulp = s.dtype == DType::f16 ? 0x1p-10 : 0x1p-7;
   return {2 * ulp, 2 * ulp * (std::sqrt(depth) + 1)};
 }
 
 void showValue(const ProductSpec& drawn, std::ostream& os) {
-  static const char* const kForms[] = {"MatMul", "Gemm", "attention"};
+  static const char* const kForms[] = {"MatMul", "Gemm", "attention", "Einsum"};
   const ProductSpec s = normalised(drawn);
   os << fmt::format("{} batch {} b_batch {} broadcast {} m {} k {} n {} transpose_a {} transpose_b {} constant_b {} epilogue {} "
-                    "after {} split {} symbolic {} other_size {} dtype {} gemm {} data_seed {}\n",
+                    "after {} split {} symbolic {} other_size {} dtype {} gemm {} einsum {} data_seed {}\n",
                     kForms[static_cast<int>(s.form)], s.batch, s.b_batch, s.broadcast, s.m, s.k, s.n, s.transpose_a,
                     s.transpose_b, s.constant_b, s.epilogue, s.after, s.split, s.symbolic, s.other_size, dtype_name(s.dtype),
-                    s.gemm, s.data_seed);
+                    s.gemm, s.einsum, s.data_seed);
   os << print_graph(build_product(s, drawn_size(s)).graph, {.elide_large_constants = true});
 }
 

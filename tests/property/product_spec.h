@@ -5,7 +5,10 @@
 // and C shape, then what the fused mode folds into the GEMM's store (a bias, Relu, ReLU6,
 // HardSwish, Sigmoid, GELU and its tanh form and SiLU written out, a scale with a residual
 // Add) and what it folds around it (a Split of the columns into two products, a transposed
-// result); and attention as exported (Q K^T scaled, masked, Softmax, times V, heads merged).
+// result); attention as exported (Q K^T scaled, masked, Softmax, times V, heads merged); and
+// Einsum with labels of every role (batch, rows, columns, contracted, summed in one operand
+// only; two rows or columns labels, two contracted ones or none), in any order in each operand
+// and the output (einsum_spec).
 // Sizes are drawn around the SIMD widths (tails of 8 and 16) and past the engine's cache
 // blocks (a depth past kc, rows past mc, columns past nb), f16 and bf16 models too.
 //
@@ -24,7 +27,7 @@
 
 namespace tilefuse::property {
 
-enum class ProductForm { MatMul, Gemm, Attention };
+enum class ProductForm { MatMul, Gemm, Attention, Einsum };
 
 struct ProductSpec {
   ProductForm form = ProductForm::MatMul;
@@ -55,6 +58,9 @@ struct ProductSpec {
   // Gemm: bit 0 transA, bit 1 alpha 0.5, bit 2 beta 0.5; (gemm >> 3) % 5 picks C: none, a
   // constant [n], an input [m, n], a constant scalar, an input [m, 1].
   int gemm = 0;
+  // Einsum: which labels beyond batch, m, k and n it has, and how each term orders them
+  // (einsum_labels in product_spec.cpp).
+  int einsum = 0;
   uint64_t data_seed = 0;
 };
 
