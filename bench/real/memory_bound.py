@@ -55,6 +55,7 @@ MEMORY_BOUND = [
     pattern("masked_fill_softmax", lambda m, x, b: x.masked_fill(b, -1e4).softmax(-1), X, bools(B, S, D)),
     pattern("attention_mask_expansion", lambda m, s, mask: (s / 8 + (1.0 - mask[:, None, None, :].float())
             * torch.finfo(torch.float32).min).softmax(-1), HEADS, ints(2, B, 128)),
+    pattern("triangles_of_values", lambda m, x: torch.triu(x, 1) + torch.tril(x, -2) * 0.5, X),
     pattern("causal_mask_softmax", lambda m, s: s.masked_fill(torch.ones(128, 128, dtype=torch.bool).triu(1),
             float("-inf")).softmax(-1), HEADS),
     pattern("where_broadcast", lambda m, x: torch.where(x > 0, x, x.mean(-1, keepdim=True)), X),

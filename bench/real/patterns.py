@@ -95,6 +95,7 @@ PATTERNS = [
     pattern("where_broadcast", lambda m, x: torch.where(x > 0, x, x.mean(-1, keepdim=True)), X),
     pattern("causal_mask", lambda m, x: (x @ x.transpose(1, 2)).masked_fill(
         torch.ones(6, 6, dtype=torch.bool).triu(1), float("-inf")).softmax(-1), X),
+    pattern("triangles_of_values", lambda m, x: torch.triu(x, 1) + torch.tril(x, -2) * 0.5 + torch.triu(x.int(), -1), X),
     pattern("embedding_positions_mask", lambda m, ids, mask: (m["emb"](ids) + m["pos"](torch.arange(ids.shape[1])))
             * mask.unsqueeze(-1).float(),
             ints(50, 2, 7), ints(2, 2, 7), layers={"emb": lambda: nn.Embedding(50, 16), "pos": lambda: nn.Embedding(7, 16)}),
