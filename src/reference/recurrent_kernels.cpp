@@ -123,8 +123,10 @@ std::vector<Tensor> recurrent(const Node& node, const std::vector<Tensor>& in) {
     const Activation& h_act = per_dir > 2 ? c.f[d * per_dir + 2] : g;
     for (int64_t b = 0; b < c.batch; ++b) {
       std::vector<double> h(static_cast<size_t>(H), 0.0), cell(static_cast<size_t>(H), 0.0);
-      if (!h0.empty()) std::copy_n(h0.data() + (d * c.batch + b) * H, H, h.begin());
-      if (!c0.empty()) std::copy_n(c0.data() + (d * c.batch + b) * H, H, cell.begin());
+      // Initial states are [dirs, batch, H], or [batch, dirs, H] in layout 1.
+      const int64_t state_row = c.batch_first ? b * c.dirs + d : d * c.batch + b;
+      if (!h0.empty()) std::copy_n(h0.data() + state_row * H, H, h.begin());
+      if (!c0.empty()) std::copy_n(c0.data() + state_row * H, H, cell.begin());
       for (int64_t s = 0; s < lens[b]; ++s) {
         const int64_t t = reverse ? lens[b] - 1 - s : s;
         std::vector<double> xw(static_cast<size_t>(G * H), 0.0), hr(static_cast<size_t>(G * H), 0.0);
