@@ -11,9 +11,13 @@
 // The gates' loops, cloned for wider vector registers where the CPU has them (the runtime is
 // built for baseline x86-64): with vmath's functions they vectorise, given the cost model that
 // accepts a scalar tail (-O2's does not), and told that the rows do not overlap (ivdep).
+#if defined(__GNUC__) && !defined(__clang__)
 #define TF_GATE_CLONES                                                               \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), \
                  optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#else
+#define TF_GATE_CLONES
+#endif
 
 namespace tilefuse::runtime {
 
@@ -64,6 +68,7 @@ class RecurrentCall : public LibraryCall {
     for (Tensor& out : outs) {
       if (out.defined()) std::fill_n(out.data<float>(), out.numel(), 0.0f);
     }
+    if (s.batch == 0) return;
     for (int64_t d = 0; d < dirs_; ++d) direction(team, in, outs, s, d);
   }
 
@@ -109,7 +114,7 @@ class RecurrentCall : public LibraryCall {
     inputs.b.view = {w, 1, s.input};  // W is [GH, input]: its transpose is the product's B
     inputs.b.packed = packed(d, 0);
     inputs.c = xw_.data(), inputs.ldc = GH, inputs.col_bias = summed_bias_.data();
-    sgemm(team, {&inputs, 1}, blocking_);
+    if (s.seq > 0) sgemm(team, {&inputs, 1}, blocking_);  // an empty sequence leaves the initial states
 
     h_.assign(static_cast<size_t>(s.batch * H), 0.0f);
     c_.assign(h_.size(), 0.0f);

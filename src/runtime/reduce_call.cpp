@@ -158,7 +158,11 @@ A fold_in_order(A acc, const T* row, int64_t n) {
 // The runtime is built for the baseline x86-64 (two int64 lanes): these clones let the integer
 // folds' interleaved chains take AVX2 or AVX-512 registers where the CPU has them (an int64
 // row sum of 16 MiB ran at half of TorchInductor's speed).
+#if defined(__GNUC__) && !defined(__clang__)
 #define TF_FOLD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define TF_FOLD_CLONES
+#endif
 
 // A row of integers folded as kWays interleaved partial folds, then those folded into `acc`.
 // Wrapping add and multiply, max and min are associative and commutative on integers, so this

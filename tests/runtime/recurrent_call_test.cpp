@@ -99,6 +99,27 @@ TEST(RecurrentCall, MatchesTheReference) {
   }
 }
 
+// A sequence of no steps outputs nothing and keeps the initial states, as the reference does.
+TEST(RecurrentCall, AnEmptySequenceKeepsTheInitialStates) {
+  if (!own_gemm_engine()) GTEST_SKIP() << "no AVX2 or AVX-512 here";
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, {Dim(0), Dim(2), Dim(3)});
+  Value* w = g.add_input("w", DType::f32, {Dim(1), Dim(16), Dim(3)});
+  Value* r = g.add_input("r", DType::f32, {Dim(1), Dim(16), Dim(4)});
+  Value* h0 = g.add_input("h0", DType::f32, {Dim(1), Dim(2), Dim(4)});
+  Value* c0 = g.add_input("c0", DType::f32, {Dim(1), Dim(2), Dim(4)});
+  Node* node = g.add_node("LSTM", "lstm", {x, w, r, nullptr, nullptr, h0, c0}, {"y", "y_h", "y_c"}, {{"hidden_size", int64_t{4}}});
+  g.infer_shapes();
+  const std::vector<Tensor> ins = {random({0, 2, 3}, 1), random({1, 16, 3}, 2), random({1, 16, 4}, 3), Tensor(), Tensor(),
+                                   random({1, 2, 4}, 4), random({1, 2, 4}, 5)};
+  const std::vector<Tensor> want = reference::evaluate_node(*node, ins);
+  ThreadTeam team(2);
+  std::vector<Tensor> got;
+  for (const Tensor& t : want) got.emplace_back(DType::f32, t.shape());
+  prepare_recurrent_call(*node, default_blocking(48 << 10, 1 << 20))->run(team, ins, got);
+  for (size_t o = 0; o < want.size(); ++o) EXPECT_TRUE(got[o].same_bytes(want[o])) << "output " << o;
+}
+
 TEST(RecurrentCall, LeavesOtherActivationsClipPeepholesAndF64) {
   Graph g;
   auto [node, ins] = recurrent(g, {"LSTM", "forward"});
