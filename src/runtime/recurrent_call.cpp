@@ -23,7 +23,9 @@ namespace tilefuse::runtime {
 
 namespace {
 
-int gates_of(const std::string& op) { return op == "LSTM" ? 4 : op == "GRU" ? 3 : 1; }
+enum class Cell { rnn, gru, lstm };
+
+Cell cell_of(const std::string& op) { return op == "LSTM" ? Cell::lstm : op == "GRU" ? Cell::gru : Cell::rnn; }
 
 std::vector<std::string> default_activations(const std::string& op) {
   if (op == "LSTM") return {"Sigmoid", "Tanh", "Tanh"};
@@ -46,7 +48,8 @@ struct Steps {
 class RecurrentCall : public LibraryCall {
  public:
   RecurrentCall(const Node& node, const GemmBlocking& blocking)
-      : op_(node.op), blocking_(blocking), gates_(gates_of(node.op)), hidden_(node.attr_int("hidden_size", 0)) {
+      : cell_(cell_of(node.op)), blocking_(blocking), gates_(cell_ == Cell::lstm ? 4 : cell_ == Cell::gru ? 3 : 1),
+        hidden_(node.attr_int("hidden_size", 0)) {
     const std::string direction = node.attr_string("direction", "forward");
     dirs_ = direction == "bidirectional" ? 2 : 1;
     reverse_first_ = direction == "reverse";
@@ -84,13 +87,13 @@ class RecurrentCall : public LibraryCall {
       packed_.push_back(PackedOperand::pack_b({w->constant->data<float>() + d * GH * input, 1, input}, input, GH));
       const float* r_d = r->constant->data<float>() + d * GH * H;
       packed_.push_back(PackedOperand::pack_b({r_d, 1, H}, H, GH));
-      if (op_ == "GRU") packed_.push_back(PackedOperand::pack_b({r_d + 2 * H * H, 1, H}, H, H));
+      if (cell_ == Cell::gru) packed_.push_back(PackedOperand::pack_b({r_d + 2 * H * H, 1, H}, H, H));
     }
   }
 
   // The packed operand `which` (0 W^T, 1 R^T, 2 R_h^T) of direction d, or null.
   const PackedOperand* packed(int64_t d, int which) const {
-    const size_t per_direction = op_ == "GRU" ? 3 : 2;
+    const size_t per_direction = cell_ == Cell::gru ? 3 : 2;
     return packed_.empty() ? nullptr : &packed_[static_cast<size_t>(d) * per_direction + static_cast<size_t>(which)];
   }
 
@@ -107,7 +110,7 @@ class RecurrentCall : public LibraryCall {
     const float* rb = bias ? wb + GH : nullptr;
     // The input's products for every step, with W's bias and (but for GRU's h gate) R's.
     summed_bias_.assign(static_cast<size_t>(GH), 0.0f);
-    for (int64_t j = 0; wb != nullptr && j < GH; ++j) summed_bias_[j] = wb[j] + (op_ == "GRU" && j >= 2 * H ? 0.0f : rb[j]);
+    for (int64_t j = 0; wb != nullptr && j < GH; ++j) summed_bias_[j] = wb[j] + (cell_ == Cell::gru && j >= 2 * H ? 0.0f : rb[j]);
     xw_.resize(static_cast<size_t>(s.seq * s.batch * GH));
     GemmProblem inputs{.m = s.seq * s.batch, .n = GH, .k = s.input};
     inputs.a.view = {in[0].data<float>(), s.input, 1};
@@ -119,7 +122,7 @@ class RecurrentCall : public LibraryCall {
     h_.assign(static_cast<size_t>(s.batch * H), 0.0f);
     c_.assign(h_.size(), 0.0f);
     const float* h0 = optional(in, 5);
-    const float* c0 = op_ == "LSTM" ? optional(in, 6) : nullptr;
+    const float* c0 = cell_ == Cell::lstm ? optional(in, 6) : nullptr;
     for (int64_t b = 0; b < s.batch; ++b) {
       if (h0) std::copy_n(h0 + s.state_row(b, d, dirs_) * H, H, h_.begin() + b * H);
       if (c0) std::copy_n(c0 + s.state_row(b, d, dirs_) * H, H, c_.begin() + b * H);
@@ -134,15 +137,13 @@ class RecurrentCall : public LibraryCall {
       state.b.packed = packed(d, 1);
       state.c = hr_.data(), state.ldc = GH;
       sgemm(team, {&state, 1}, blocking_);
-      if (op_ == "GRU") {
+      if (cell_ == Cell::gru) {
         gru_step(team, s, step, reverse, d, r, rb);
       } else {
         cell_step(team, s, step, reverse);
       }
       for (int64_t b = 0; y != nullptr && b < s.batch; ++b) {
-        if (step >= lens_[b]) continue;
-        const int64_t t = reverse ? lens_[b] - 1 - step : step;
-        std::copy_n(h_.begin() + b * H, H, y + s.y_row(t, b, d, dirs_) * H);
+        if (step < lens_[b]) std::copy_n(h_.begin() + b * H, H, y + s.y_row(time_of(step, reverse, b), b, d, dirs_) * H);
       }
     }
     for (size_t o = 1; o < outs.size() && o < 3; ++o) {
@@ -154,11 +155,13 @@ class RecurrentCall : public LibraryCall {
     }
   }
 
+  // The time of batch row b at this step (which runs backwards from the row's end in reverse).
+  int64_t time_of(int64_t step, bool reverse, int64_t b) const { return reverse ? lens_[b] - 1 - step : step; }
+
   // The xw row of batch row b at this step, or null where the row's sequence has ended.
   const float* xw_row(const Steps& s, int64_t step, bool reverse, int64_t b) const {
     if (step >= lens_[b]) return nullptr;
-    const int64_t t = reverse ? lens_[b] - 1 - step : step;
-    return xw_.data() + s.row(t, b) * gates_ * hidden_;
+    return xw_.data() + s.row(time_of(step, reverse, b), b) * gates_ * hidden_;
   }
 
   // RNN (tanh) and LSTM (gates i, o, f, c) for every running batch row, the hidden units
@@ -175,7 +178,7 @@ class RecurrentCall : public LibraryCall {
       const float* hr = hr_.data() + b * gates_ * H;
       float* h = h_.data() + b * H;
       float* c = c_.data() + b * H;
-      if (op_ == "RNN") {
+      if (cell_ == Cell::rnn) {
 #pragma GCC ivdep
         for (int64_t j = j0; j < j1; ++j) h[j] = vmath::tanh(xw[j] + hr[j]);
         continue;
@@ -243,7 +246,7 @@ class RecurrentCall : public LibraryCall {
     }
   }
 
-  std::string op_;
+  Cell cell_;
   GemmBlocking blocking_;
   int64_t gates_, hidden_, dirs_ = 1;
   bool reverse_first_ = false, batch_first_ = false, linear_before_reset_ = false;
