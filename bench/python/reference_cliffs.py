@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Ops that ran (or still run) on the reference interpreter's loops, at model sizes, against ONNX
+Runtime: PyTorch modules exported here (TorchScript exporter, opset 17), both engines through
+their Python sessions at the same thread count, best of `--runs` after 0.2 s of quiet each (ONNX
+Runtime's pool spins after its runs), and the worst difference between their outputs.
+
+    PYTHONPATH=build/python:bench/python build/peers-venv/bin/python bench/python/reference_cliffs.py \\
+        [--threads 2] [--runs 5] [--only REGEX]
+
+Einsum, Trilu and the recurrent ops have fast paths since 2026-12-07 (passes/einsum_as_matmul.h,
+passes/trilu_as_where.h, runtime/recurrent_call.h); ScatterND, ScatterElements and bicubic
+Resize are still reference kernels.
+"""
+import argparse
+import pathlib
+import re
+import tempfile
+
+import numpy as np
+import onnxruntime as ort
+import torch
+import torch.nn.functional as F
+
+import tilefuse
+from session_timing import best_ms
+
+
+class Einsum(torch.nn.Module):
+    def __init__(self, equation):
+        super().__init__()
+        self.equation = equation
+
+    def forward(self, a, b):
+        return torch.einsum(self.equation, a, b)
+
+
+class Recurrent(torch.nn.Module):
+    def __init__(self, kind):
+        super().__init__()
+        self.layer = kind(256, 256, batch_first=True)
+
+    def forward(self, x):
+        return self.layer(x)[0]
+
+
+class KvUpdate(torch.nn.Module):
+    def forward(self, cache, k, pos):
+        cache = cache.clone()
+        cache[:, :, pos] = k
+        return cache * 1.0
+
+
+def cases():
+    r = torch.randn
+    return {
+        "einsum_scores": (Einsum("bhqd,bhkd->bhqk"), (r(8, 12, 128, 64), r(8, 12, 128, 64))),
+        "einsum_weighted_values": (Einsum("bhqk,bhkd->bhqd"), (r(8, 12, 128, 128), r(8, 12, 128, 64))),
+        "einsum_projection": (Einsum("bsd,df->bsf"), (r(8, 128, 768), r(768, 768))),
+        "einsum_outer": (Einsum("i,j->ij"), (r(4096), r(512))),
+        "triu": (type("Triu", (torch.nn.Module,), {"forward": lambda self, x: torch.triu(x, 1) + x})(), (r(8, 512, 512),)),
+        "lstm": (Recurrent(torch.nn.LSTM).eval(), (r(4, 100, 256),)),
+        "gru": (Recurrent(torch.nn.GRU).eval(), (r(4, 100, 256),)),
+        "kv_cache_scatter": (KvUpdate(), (r(1, 12, 1024, 64), r(1, 12, 64), torch.tensor(5))),
+        "scatter_add": (type("ScatterAdd", (torch.nn.Module,), {"forward": lambda self, x, i, s: x.scatter_add(1, i, s)})(),
+                        (r(64, 4096), torch.randint(0, 4096, (64, 1024)), r(64, 1024))),
+        "bicubic": (type("Bicubic", (torch.nn.Module,), {"forward": lambda self, x: F.interpolate(x, scale_factor=2,
+                                                                                                 mode="bicubic")})(),
+                    (r(1, 3, 256, 256),)),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = args.threads
+    with tempfile.TemporaryDirectory() as work:
+        for name, (module, inputs) in cases().items():
+            if not re.search(args.only, name):
+                continue
+            path = str(pathlib.Path(work) / f"{name}.onnx")
+            torch.onnx.export(module, inputs, path, opset_version=17, dynamo=False)
+            theirs = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+            feeds = {i.name: t.numpy() for i, t in zip(theirs.get_inputs(), inputs)}
+            ours = tilefuse.InferenceSession(path, threads=args.threads)
+            a, b = ours.run(None, feeds)[0], theirs.run(None, feeds)[0]
+            error = np.max(np.abs(a - b)) / max(1e-30, np.max(np.abs(b)))
+            t_ours = best_ms(ours, feeds, args.runs, settle_s=0.2)
+            t_theirs = best_ms(theirs, feeds, args.runs, settle_s=0.2)
+            print(f"{name:24s} tilefuse {t_ours:9.3f} ms  ORT {t_theirs:8.3f} ms  x ORT {t_theirs / t_ours:6.2f}  "
+                  f"error {error:.1e}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
