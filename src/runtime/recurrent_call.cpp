@@ -6,18 +6,8 @@
 #include <vector>
 
 #include "ir/error.h"
+#include "runtime/vector_clones.h"
 #include "runtime/vectorisable_math.h"
-
-// The gates' loops, cloned for wider vector registers where the CPU has them (the runtime is
-// built for baseline x86-64): with vmath's functions they vectorise, given the cost model that
-// accepts a scalar tail (-O2's does not), and told that the rows do not overlap (ivdep).
-#if defined(__GNUC__) && !defined(__clang__)
-#define TF_GATE_CLONES                                                               \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), \
-                 optimize("tree-vectorize", "vect-cost-model=dynamic")))
-#else
-#define TF_GATE_CLONES
-#endif
 
 namespace tilefuse::runtime {
 
@@ -170,7 +160,7 @@ class RecurrentCall : public LibraryCall {
     team.run(hidden_, [&](int, int64_t j0, int64_t j1) { cell_units(s, step, reverse, j0, j1); });
   }
 
-  TF_GATE_CLONES void cell_units(const Steps& s, int64_t step, bool reverse, int64_t j0, int64_t j1) {
+  TF_VECTOR_CLONES void cell_units(const Steps& s, int64_t step, bool reverse, int64_t j0, int64_t j1) {
     const int64_t H = hidden_;
     for (int64_t b = 0; b < s.batch; ++b) {
       const float* xw = xw_row(s, step, reverse, b);
@@ -212,7 +202,7 @@ class RecurrentCall : public LibraryCall {
   }
 
   // Units [j0, j1) of every running row: the update and reset gates, and r . h.
-  TF_GATE_CLONES void gru_gates(const Steps& s, int64_t step, bool reverse, int64_t j0, int64_t j1) {
+  TF_VECTOR_CLONES void gru_gates(const Steps& s, int64_t step, bool reverse, int64_t j0, int64_t j1) {
     const int64_t H = hidden_, GH = gates_ * H;
     for (int64_t b = 0; b < s.batch; ++b) {
       const float* xw = xw_row(s, step, reverse, b);
@@ -229,7 +219,7 @@ class RecurrentCall : public LibraryCall {
   }
 
   // Units [j0, j1) of every running row: the candidate and the new state.
-  TF_GATE_CLONES void gru_candidates(const Steps& s, int64_t step, bool reverse, const float* rb, int64_t j0, int64_t j1) {
+  TF_VECTOR_CLONES void gru_candidates(const Steps& s, int64_t step, bool reverse, const float* rb, int64_t j0, int64_t j1) {
     const int64_t H = hidden_, GH = gates_ * H;
     for (int64_t b = 0; b < s.batch; ++b) {
       const float* xw = xw_row(s, step, reverse, b);

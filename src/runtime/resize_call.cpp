@@ -1,33 +1,15 @@
 #include "runtime/resize_call.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "ir/error.h"
 #include "reference/resize_taps.h"
+#include "runtime/resize_blend.h"
 
 namespace tilefuse::runtime {
 
 namespace {
-
-// One axis's taps, at most two per output coordinate: value = w0 * in[i0] + w1 * in[i1], the
-// second read only where w1 is not 0. The reference's nearest and linear taps lie in the input.
-struct TwoTaps {
-  std::vector<int64_t> i0, i1;
-  std::vector<float> w0, w1;
-
-  static TwoTaps of(const reference::AxisTaps& taps) {
-    TwoTaps t;
-    for (const auto& list : taps) {
-      const reference::ResizeTap first = list.at(0);
-      const reference::ResizeTap second = list.size() > 1 ? list[1] : reference::ResizeTap{first.index, 0.0};
-      t.i0.push_back(first.index);
-      t.i1.push_back(second.index);
-      t.w0.push_back(static_cast<float>(first.weight));
-      t.w1.push_back(static_cast<float>(second.weight));
-    }
-    return t;
-  }
-};
 
 // The tensor as [planes, height, width]: the resized axes are the last two (a rank-1 tensor is
 // one row).
@@ -57,7 +39,7 @@ class ResizeCall : public LibraryCall {
       fail_user("{}: an empty input has no values to resize into {}", node_.describe(), out.summary());
     }
     const PlaneShape s = plane_shape(x.shape(), out.shape());
-    if (!(s == shape_) || rows_.i0.empty()) lay_out_taps(x, in, s);
+    if (!(s == shape_) || rows_.index.empty()) lay_out_taps(x, in, s);
     const float* src = x.data<float>();
     float* dst = out.data<float>();
     team.run(s.planes * s.out_h, [&](int, int64_t first, int64_t end) {
@@ -76,45 +58,43 @@ class ResizeCall : public LibraryCall {
       }
     }
     auto axis = [&](int64_t d, int64_t in_size, int64_t out_size) {
-      if (d < 0) return TwoTaps::of(reference::AxisTaps(1, {{0, 1.0}}));
-      return TwoTaps::of(
-          reference::axis_taps(params_, in_size, out_size, axes.scale[d], axes.roi_start[d], axes.roi_end[d]));
+      const int64_t zero_index = in_size;  // rows: a tap skipped; columns: the 0.0f after the row
+      if (d < 0) return AxisTable::of(reference::AxisTaps(1, {{0, 1.0}}), zero_index);
+      return AxisTable::of(
+          reference::axis_taps(params_, in_size, out_size, axes.scale[d], axes.roi_start[d], axes.roi_end[d]),
+          zero_index);
     };
     rows_ = axis(rank - 2, s.height, s.out_h);
     columns_ = axis(rank - 1, s.width, s.out_w);
+    if (rows_.width > 4 || columns_.width > 4) fail_internal("{}: more than 4 taps per axis", node_.describe());
+    doubled_ = DoubledColumns::of(columns_, s.width);
     shape_ = s;
   }
 
-  // Output row oy of one plane: the input rows under it blended (where the lower one counts),
-  // then each output column from its taps of that row.
+  // Output row oy of one plane: the input rows under it blended, then each output column from
+  // its taps of that row. A row read whole (nearest) is read in place where no column tap needs
+  // the 0.0f after a blended row.
   void output_row(const PlaneShape& s, const float* x, float* out, int64_t plane, int64_t oy) const {
     thread_local std::vector<float> blended;
     const float* plane_in = x + plane * s.height * s.width;
-    const float* row = plane_in + rows_.i0[oy] * s.width;
-    const float w1 = rows_.w1[oy];
-    if (w1 != 0.0f) {
-      blended.resize(static_cast<size_t>(s.width));
-      const float w0 = rows_.w0[oy];
-      const float* lower = plane_in + rows_.i1[oy] * s.width;
-      for (int64_t c = 0; c < s.width; ++c) blended[c] = w0 * row[c] + w1 * lower[c];
-      row = blended.data();
-    } else if (rows_.w0[oy] != 1.0f) {
-      blended.resize(static_cast<size_t>(s.width));
-      const float w0 = rows_.w0[oy];
-      for (int64_t c = 0; c < s.width; ++c) blended[c] = w0 * row[c];
+    const int64_t* taps = &rows_.index[static_cast<size_t>(oy * rows_.width)];
+    const float* weights = &rows_.weight[static_cast<size_t>(oy * rows_.width)];
+    const float* row = plane_in + taps[0] * s.width;
+    if (rows_.width != 1 || weights[0] != 1.0f || columns_.zero_taps) {
+      const float* rows[4];
+      for (int64_t k = 0; k < rows_.width; ++k) rows[k] = plane_in + std::min(taps[k], s.height - 1) * s.width;
+      blended.resize(static_cast<size_t>(s.width) + 1);
+      blend_rows(rows, weights, rows_.width, s.width, blended.data());
       row = blended.data();
     }
-    float* o = out + (plane * s.out_h + oy) * s.out_w;
-    for (int64_t c = 0; c < s.out_w; ++c) {
-      const float first = columns_.w0[c] * row[columns_.i0[c]];
-      o[c] = columns_.w1[c] != 0.0f ? first + columns_.w1[c] * row[columns_.i1[c]] : first;
-    }
+    blend_columns(row, columns_, doubled_, out + (plane * s.out_h + oy) * s.out_w, s.out_w);
   }
 
   const Node& node_;
   reference::ResizeParams params_;
   PlaneShape shape_;
-  TwoTaps rows_, columns_;
+  AxisTable rows_, columns_;
+  DoubledColumns doubled_;
 };
 
 // True where a Resize leaves every axis but the last two as they are: sizes or scales known when
@@ -144,7 +124,7 @@ bool resize_call_supports(const Node& node) {
   const std::string mode = node.attr_string("mode", "nearest");
   const std::string transform =
       node.attr_string("coordinate_transformation_mode", node.inputs.size() == 2 ? "asymmetric" : "half_pixel");
-  if ((mode != "nearest" && mode != "linear") || transform == "tf_crop_and_resize") return false;
+  if ((mode != "nearest" && mode != "linear" && mode != "cubic") || transform == "tf_crop_and_resize") return false;
   return resizes_only_last_two(node);
 }
 

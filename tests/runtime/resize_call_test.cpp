@@ -1,5 +1,6 @@
-// The direct Resize against the reference kernel: nearest (every rounding mode) and linear, each
-// coordinate transformation but tf_crop_and_resize, up- and downsampling by scales and by sizes,
+// The direct Resize against the reference kernel: nearest (every rounding mode), linear and cubic
+// (torch's bicubic, other coefficients, exclude_outside), upsampling by 2 (the columns' own loop),
+// each coordinate transformation but tf_crop_and_resize, up- and downsampling by scales and sizes,
 // rank 3 and 4, on 1 and 2 workers; inputs with NaN and inf where an exact sample leaves a
 // neighbour's weight at 0 (the reference does not read it, so neither may the call); and the
 // Resizes the call leaves to the reference.
@@ -83,6 +84,10 @@ TEST_P(ResizeCall, MatchesReference) {
 AttributeMap linear(const std::string& transform) {
   return {{"mode", std::string("linear")}, {"coordinate_transformation_mode", transform}};
 }
+AttributeMap cubic(const std::string& transform, double a = -0.75, int64_t exclude_outside = 0) {
+  return {{"mode", std::string("cubic")}, {"coordinate_transformation_mode", transform}, {"cubic_coeff_a", a},
+          {"exclude_outside", exclude_outside}};
+}
 AttributeMap nearest(const std::string& transform, const std::string& rounding) {
   return {{"mode", std::string("nearest")}, {"coordinate_transformation_mode", transform}, {"nearest_mode", rounding}};
 }
@@ -98,6 +103,15 @@ INSTANTIATE_TEST_SUITE_P(
         ResizeCase{"LinearHalfPixelSymmetric", {1, 1, 9, 10}, linear("half_pixel_symmetric"), {1, 1, 1.5f, 0.7f}, {}},
         ResizeCase{"LinearRank3", {4, 6, 7}, linear("half_pixel"), {}, {4, 12, 3}},
         ResizeCase{"LinearSpecialsStayPut", {1, 2, 4, 4}, linear("align_corners"), {}, {1, 2, 7, 7}, true},
+        ResizeCase{"CubicTorchBicubicUp2", {1, 3, 16, 16}, cubic("pytorch_half_pixel"), {1, 1, 2, 2}, {}},
+        ResizeCase{"CubicHalfPixelDown", {2, 2, 17, 23}, cubic("half_pixel", -0.5), {}, {2, 2, 7, 9}},
+        ResizeCase{"CubicAlignCornersExcludeOutside", {1, 2, 6, 5}, cubic("align_corners", -0.75, 1), {},
+                   {1, 2, 13, 17}},
+        ResizeCase{"CubicAsymmetricRank3", {3, 5, 8}, cubic("asymmetric"), {}, {3, 9, 11}},
+        ResizeCase{"CubicSpecialsStayPut", {1, 1, 5, 5}, cubic("align_corners"), {}, {1, 1, 9, 9}, true},
+        ResizeCase{"LinearAsymmetricUp2", {1, 2, 6, 12}, linear("asymmetric"), {1, 1, 2, 2}, {}},
+        ResizeCase{"CubicAsymmetricUp2", {1, 2, 5, 10}, cubic("asymmetric"), {1, 1, 2, 2}, {}},
+        ResizeCase{"NearestUp2Wide", {1, 2, 5, 12}, nearest("asymmetric", "floor"), {1, 1, 2, 2}, {}},
         ResizeCase{"NearestUp2", {1, 3, 5, 7}, nearest("asymmetric", "floor"), {1, 1, 2, 2}, {}},
         ResizeCase{"NearestRoundPreferFloor", {1, 2, 9, 6}, nearest("half_pixel", "round_prefer_floor"), {},
                    {1, 2, 14, 15}},
@@ -116,7 +130,7 @@ TEST(ResizeCallSupport, LeavesOtherAxesModesAndTypesToTheReference) {
   EXPECT_TRUE(supports({"", {1, 3, 4, 4}, linear("half_pixel"), {1, 1, 2, 2}, {}}));
   EXPECT_FALSE(supports({"", {1, 3, 4, 4}, linear("half_pixel"), {1, 2, 2, 2}, {}}));  // channels resized
   EXPECT_FALSE(supports({"", {1, 3, 4, 4}, linear("half_pixel"), {}, {2, 3, 8, 8}}));  // batch resized
-  EXPECT_FALSE(supports({"", {1, 3, 4, 4}, {{"mode", std::string("cubic")}}, {1, 1, 2, 2}, {}}));
+  EXPECT_TRUE(supports({"", {1, 3, 4, 4}, cubic("half_pixel"), {1, 1, 2, 2}, {}}));
   EXPECT_FALSE(supports({"", {1, 3, 4, 4}, linear("tf_crop_and_resize"), {1, 1, 2, 2}, {}}));
   EXPECT_FALSE(supports({"", {1, 3, 4, 4}, linear("half_pixel"), {1, 1, 2, 2}, {}}, DType::f16));
 }
