@@ -30,6 +30,7 @@
 #include "passes/pointwise_through_concat.h"
 #include "passes/reduce_in_source_layout.h"
 #include "passes/tile_as_expand.h"
+#include "passes/one_hot_as_where.h"
 #include "passes/trilu_as_where.h"
 
 namespace tilefuse::fusion {
@@ -54,6 +55,7 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
     passes::split_as_slices(planned.graph);  // after the MatMul splits: a product's parts stay its columns
     passes::tile_as_expand(planned.graph);
     passes::trilu_as_where(planned.graph);
+    passes::one_hot_as_where(planned.graph);
     passes::depth_space_as_transpose(planned.graph);
     passes::rotate_half_as_reversal(planned.graph);
   }

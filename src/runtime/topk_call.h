@@ -1,9 +1,9 @@
-// TopK of f32 data into the executor's buffers (a mixture-of-experts router's top experts per
-// token, a detector's best proposals, a classifier's top 5): per line along the axis, the k
-// largest (or smallest) values and their indices, in the reference's order: NaN first, then by
-// value, equal values by index. A partial sort of each line's (value, index) pairs, lines spread
-// over the team. The reference kernel sorted every line whole and allocated both outputs on each
-// run.
+// TopK of f32, f64, i32 and i64 data into the executor's buffers (a mixture-of-experts router's
+// top experts per token, a detector's best proposals, a classifier's top 5, argsort): per line
+// along the axis, the k largest (or smallest) values and their indices, in the reference's order:
+// NaN first, then by value, equal values by index. Per line, a heap of the k best seen so far (a
+// full sort where k is more than an eighth of the line), lines spread over the team.
+// The reference kernel sorted every line whole and allocated both outputs on each run.
 #pragma once
 
 #include <memory>
@@ -12,7 +12,7 @@
 
 namespace tilefuse::runtime {
 
-// f32 data, any axis, K constant or computed.
+// f32, f64, i32 or i64 data, any axis, K constant or computed.
 bool topk_call_supports(const Node& node);
 
 std::unique_ptr<LibraryCall> prepare_topk_call(const Node& node);

@@ -196,6 +196,27 @@ template <typename V> inline bool loads_every_other(const float* p, V& out) {
   return false;
 }
 
+// kLanes floats from p down (a slice with step -1: torch.flip, x[..., ::-1]) without the gather
+// instruction: one load of the kLanes floats ending at p, its lanes reversed. Returns false where
+// the target has no such form.
+template <typename V> inline bool loads_reversed(const float* p, V& out) {
+#if defined(__AVX512F__)
+  if constexpr (kLanes == 16) {
+    const __m512i down = _mm512_setr_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    out = V(_mm512_permutexvar_ps(down, _mm512_loadu_ps(p - 15)));
+    return true;
+  }
+#endif
+#if defined(__AVX2__)
+  if constexpr (kLanes == 8) {
+    out = V(_mm256_permutevar8x32_ps(_mm256_loadu_ps(p - 7), _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0)));
+    return true;
+  }
+#endif
+  (void)p, (void)out;
+  return false;
+}
+
 template <typename V, typename T> inline V load_strided(const T* p, int64_t stride) {
   if constexpr (kIsPack<V>) {
     V r;
@@ -210,6 +231,7 @@ template <typename V, typename T> inline V load_strided(const T* p, int64_t stri
     if (stride == 0) return load_bcast<VF>(p);
     if constexpr (std::is_same_v<T, float>) {
       if (VF v; stride == 2 && loads_every_other(p, v)) return v;
+      if (VF v; stride == -1 && loads_reversed(p, v)) return v;
     }
     if (VF v; gathers_strided(p, stride, v)) return v;
     alignas(64) float tmp[kLanes];
