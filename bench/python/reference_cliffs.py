@@ -8,8 +8,11 @@ Runtime's pool spins after its runs), and the worst difference between their out
         [--threads 2] [--runs 5] [--only REGEX]
 
 Einsum, Trilu and the recurrent ops have fast paths since 2026-12-07 (passes/einsum_as_matmul.h,
-passes/trilu_as_where.h, runtime/recurrent_call.h); ScatterND, ScatterElements and bicubic
-Resize are still reference kernels.
+passes/trilu_as_where.h, runtime/recurrent_call.h); ScatterND, ScatterElements, Resize (cubic, and
+upsampling by 2), TopK of integers, OneHot, flips and LayerNorm over a transposed tensor since
+2026-12-08 (runtime/scatter_call.h, runtime/resize_blend.h, runtime/topk_call.h,
+passes/one_hot_as_where.h, decompose_composites.h). MaxPool with indices, GridSample and
+EmbeddingBag (a Loop) are still reference kernels.
 """
 import argparse
 import pathlib
@@ -43,6 +46,15 @@ class Recurrent(torch.nn.Module):
         return self.layer(x)[0]
 
 
+class Lambda(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *inputs):
+        return self.fn(*inputs)
+
+
 class KvUpdate(torch.nn.Module):
     def forward(self, cache, k, pos):
         cache = cache.clone()
@@ -57,15 +69,25 @@ def cases():
         "einsum_weighted_values": (Einsum("bhqk,bhkd->bhqd"), (r(8, 12, 128, 128), r(8, 12, 128, 64))),
         "einsum_projection": (Einsum("bsd,df->bsf"), (r(8, 128, 768), r(768, 768))),
         "einsum_outer": (Einsum("i,j->ij"), (r(4096), r(512))),
-        "triu": (type("Triu", (torch.nn.Module,), {"forward": lambda self, x: torch.triu(x, 1) + x})(), (r(8, 512, 512),)),
+        "triu": (Lambda(lambda x: torch.triu(x, 1) + x), (r(8, 512, 512),)),
         "lstm": (Recurrent(torch.nn.LSTM).eval(), (r(4, 100, 256),)),
         "gru": (Recurrent(torch.nn.GRU).eval(), (r(4, 100, 256),)),
         "kv_cache_scatter": (KvUpdate(), (r(1, 12, 1024, 64), r(1, 12, 64), torch.tensor(5))),
-        "scatter_add": (type("ScatterAdd", (torch.nn.Module,), {"forward": lambda self, x, i, s: x.scatter_add(1, i, s)})(),
+        "scatter_add": (Lambda(lambda x, i, s: x.scatter_add(1, i, s)),
                         (r(64, 4096), torch.randint(0, 4096, (64, 1024)), r(64, 1024))),
-        "bicubic": (type("Bicubic", (torch.nn.Module,), {"forward": lambda self, x: F.interpolate(x, scale_factor=2,
-                                                                                                 mode="bicubic")})(),
-                    (r(1, 3, 256, 256),)),
+        "bicubic": (Lambda(lambda x: F.interpolate(x, scale_factor=2, mode="bicubic")), (r(1, 3, 256, 256),)),
+        "bilinear_x2": (Lambda(lambda x: F.interpolate(x, scale_factor=2, mode="bilinear")), (r(1, 64, 128, 128),)),
+        "nearest_x2": (Lambda(lambda x: F.interpolate(x, scale_factor=2, mode="nearest")), (r(1, 64, 128, 128),)),
+        "flip": (Lambda(lambda x: torch.flip(x, [2])), (r(8, 256, 1024),)),
+        "one_hot": (Lambda(lambda i: F.one_hot(i, 1000).float()), (torch.randint(0, 1000, (4096,)),)),
+        "topk_i64": (Lambda(lambda x: torch.topk(x, 10)[0]), (torch.randint(0, 10**6, (256, 4096)),)),
+        "argsort": (Lambda(lambda x: torch.argsort(x, dim=-1)), (r(64, 1024),)),
+        "layer_norm_of_channels": (Lambda(lambda x: F.layer_norm(x.transpose(1, 2), (256,)).transpose(1, 2)),
+                                   (r(8, 256, 512),)),
+        "maxpool_indices": (torch.nn.MaxPool2d(2, return_indices=True), (r(1, 64, 128, 128),)),
+        "grid_sample": (Lambda(lambda x, g: F.grid_sample(x, g, align_corners=False)),
+                        (r(1, 32, 64, 64), torch.rand(1, 64, 64, 2) * 2 - 1)),
+        "embedding_bag": (torch.nn.EmbeddingBag(10000, 128, mode="mean"), (torch.randint(0, 10000, (64, 20)),)),
     }
 
 

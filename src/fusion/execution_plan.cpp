@@ -31,6 +31,7 @@
 #include "passes/reduce_in_source_layout.h"
 #include "passes/tile_as_expand.h"
 #include "passes/one_hot_as_where.h"
+#include "passes/transpose_pairs.h"
 #include "passes/trilu_as_where.h"
 
 namespace tilefuse::fusion {
@@ -61,6 +62,7 @@ ExecutionPlan plan_for_execution(const Graph& graph, bool fuse) {
   }
   passes::decompose_composites(planned.graph);
   if (fuse) {
+    passes::fold_transpose_pairs(planned.graph);  // after decomposition: its LayerNorms leave pairs
     passes::reduce_in_source_layout(planned.graph);  // after decomposition: its reductions too
     passes::split_long_reductions(planned.graph);  // after the reductions took their source's layout
     passes::pointwise_through_concat(planned.graph);  // after decomposition: its pointwise ops too

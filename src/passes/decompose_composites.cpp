@@ -95,7 +95,44 @@ Value* inverse_std(Emitter& e, Value* var, double epsilon) {
   return e.op("Reciprocal", {e.op("Sqrt", {e.op("Add", {var, e.scalar(epsilon, DType::f32)})})});
 }
 
+// A LayerNorm over the last axis of Transpose(x, perm), when the mean and inverse deviation are
+// not read: the same LayerNorm over axis perm[-1] of x, its weights set along that axis, and the
+// result transposed as the graph asked. The reductions then run in x's own memory order (a column
+// reduction where the axis is not x's last) instead of through the transpose's strides; the
+// Transpose back that speech and vision models put after it meets the new one and both vanish.
+// Transpose, LayerNorm, Transpose over f32[8, 256, 512] ran at 0.7x ONNX Runtime.
+std::vector<Value*> expand_layer_norm_of_transpose(Graph& graph, const Node& n) {
+  Value* t = n.input(0);
+  const Node* transpose = t == nullptr ? nullptr : t->producer;
+  if (transpose == nullptr || transpose->op != "Transpose" || t->rank() < 2) return {};
+  if (normalize_axis(n.attr_int("axis", -1), t->rank(), n.describe()) != t->rank() - 1) return {};
+  for (size_t i = 1; i < n.outputs.size(); ++i) {
+    if (n.outputs[i] != nullptr && (!n.outputs[i]->users.empty() || graph.is_output(n.outputs[i]))) return {};
+  }
+  std::vector<int64_t> perm = transpose->attr_ints("perm");
+  if (perm.empty()) {
+    for (int64_t a = t->rank(); a-- > 0;) perm.push_back(a);
+  }
+  const int64_t axis = perm.back(), rank = t->rank();
+  if (axis == rank - 1) return {};  // already the source's last axis: the plain expansion reads it in order
+  Emitter e(graph, n);
+  Value* x = transpose->input(0);
+  // The weights as [C, 1, ...]: broadcast along `axis` of x.
+  std::vector<int64_t> along(static_cast<size_t>(rank - axis), 1);
+  along[0] = -1;
+  auto set_along = [&](Value* w) {
+    if (!w->constant) return e.op("Reshape", {e.cast(w, DType::f32), e.axes(along)});
+    along[0] = w->constant->numel();
+    return graph.add_constant(graph.unique_value_name(w->name + "/along"), w->constant->cast(DType::f32).reshaped(along));
+  };
+  const Centred c = centre(e, e.cast(x, DType::f32), {axis});
+  Value* y = e.op("Mul", {e.op("Mul", {c.d, inverse_std(e, c.var, n.attr_float("epsilon", 1e-5))}), set_along(n.input(1))});
+  if (n.has_input(2)) y = e.op("Add", {y, set_along(n.input(2))});
+  return {e.op("Transpose", {e.cast(y, t->dtype)}, {{"perm", perm}})};
+}
+
 std::vector<Value*> expand_layer_norm(Graph& graph, const Node& n) {
+  if (std::vector<Value*> in_source = expand_layer_norm_of_transpose(graph, n); !in_source.empty()) return in_source;
   Emitter e(graph, n);
   Value* x = n.input(0);
   DType out_type = x->dtype;

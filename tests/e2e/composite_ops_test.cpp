@@ -125,6 +125,32 @@ std::vector<Case> cases() {
                  Value* flat = g.add_node("Flatten", "flat", {x}, {"flat_out"}, {{"axis", int64_t{1}}})->outputs[0];
                  g.add_output(batch_norm(g, flat, 5));
                }});
+  // Speech and vision models' LayerNorm over channels: Transpose, LayerNorm, Transpose back. One
+  // step (the LayerNorm in the source's layout, the transposes gone); also with the mean output
+  // read (the plain expansion), without a bias, a rank-4 permutation and no Transpose back.
+  c.push_back({"LayerNormOfTransposeRunsInSourceLayout", [](Graph& g, auto& in) {
+                 Value* x = input(g, in, "x", filled({2, 24, 40}));
+                 Value* t = one_op(g, "Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+                 Value* ln = g.add_node("LayerNormalization", "ln", {t, g.add_constant("gamma", positive({24}, 1)),
+                                                                   g.add_constant("beta", filled({24}, 2))},
+                                        {"ln_out"})->outputs[0];
+                 g.add_output(g.add_node("Transpose", "back", {ln}, {"back_out"},
+                                         {{"perm", std::vector<int64_t>{0, 2, 1}}})->outputs[0]);
+               }, 2});  // the LayerNorm kernel and the Identity view of the graph output
+  c.push_back({"LayerNormOfTransposeWithItsMeanRead", [](Graph& g, auto& in) {
+                 Value* x = input(g, in, "x", filled({2, 24, 40}));
+                 Value* t = one_op(g, "Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+                 Node* ln = g.add_node("LayerNormalization", "ln", {t, g.add_constant("gamma", positive({24}, 1))},
+                                       {"ln_out", "ln_mean"});
+                 g.add_output(ln->outputs[0]);
+                 g.add_output(ln->outputs[1]);
+               }});
+  c.push_back({"LayerNormOfRank4TransposeKeepsItsLayout", [](Graph& g, auto& in) {
+                 Value* x = input(g, in, "x", filled({2, 16, 5, 7}));
+                 Value* t = one_op(g, "Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+                 Value* w = input(g, in, "gamma", positive({16}, 3));  // weights that are no constant
+                 g.add_output(g.add_node("LayerNormalization", "ln", {t, w}, {"ln_out"}, {{"epsilon", 1e-3}})->outputs[0]);
+               }});
   c.push_back({"InstanceNorm", [](Graph& g, auto& in) {
                  Value* x = input(g, in, "x", filled({2, 3, 5, 7}));
                  g.add_output(one_op(g, "InstanceNormalization",
