@@ -9,6 +9,7 @@
 #include "runtime/conv_gemm.h"
 #include "runtime/conv_transpose_call.h"
 #include "runtime/cumsum_call.h"
+#include "runtime/grid_sample_call.h"
 #include "runtime/half_precision_call.h"
 #include "runtime/matmul_call.h"
 #include "runtime/pointwise_depthwise_call.h"
@@ -49,6 +50,7 @@ bool library_call_supports(const Node& node) {
   if (node.op.starts_with("Reduce")) return reduce_call_supports(node);
   if (node.op == "RNN" || node.op == "GRU" || node.op == "LSTM") return recurrent_call_supports(node);
   if (node.op.starts_with("Scatter")) return scatter_call_supports(node);
+  if (node.op == "GridSample") return grid_sample_call_supports(node);
   return broadcast_call_supports(node);
 }
 
@@ -70,6 +72,7 @@ std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBl
   if (node.op.starts_with("Reduce")) return prepare_reduce_call(node);
   if (node.op == "RNN" || node.op == "GRU" || node.op == "LSTM") return prepare_recurrent_call(node, blocking);
   if (node.op.starts_with("Scatter")) return prepare_scatter_call(node);
+  if (node.op == "GridSample") return prepare_grid_sample_call(node);
   if (broadcast_call_supports(node)) return prepare_broadcast_call(node);
   fail_internal("prepare_library_call: {} is not a library op", node.describe());
 }

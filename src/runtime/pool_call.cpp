@@ -3,6 +3,8 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -267,6 +269,66 @@ TF_AVX512 void average_pool_padded_rows(const PoolShape& s, const std::vector<fl
   }
 }
 
+// The taps [first, end) of a window of k taps `dilation` apart from `start` that fall in [0, extent).
+void taps_inside(int64_t start, int64_t dilation, int64_t extent, int64_t k, int64_t& first, int64_t& end) {
+  if (dilation == 1) {  // no divisions (per output, they took longer than a small window's taps)
+    first = std::max<int64_t>(0, -start);
+    end = std::clamp<int64_t>(extent - start, 0, k);
+    return;
+  }
+  first = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+  end = extent - start <= 0 ? 0 : std::min(k, (extent - start + dilation - 1) / dilation);
+}
+
+// MaxPool with its Indices output (SegNet's and ENet's encoders, for MaxUnpool): per output, the
+// window scanned in the reference's order, the first maximum kept with its flat index into the
+// input (row-major, or column-major within the plane for storage_order 1); a NaN wins and stays.
+// -1 and -inf where the window lies wholly in the padding.
+void max_pool_with_indices(const PoolShape& shape, bool column_major, const float* x, float* out, int64_t* indices,
+                           int64_t first_plane, int64_t end_plane) {
+  const PoolShape s = shape;  // a copy: the int64 indices written could alias the caller's
+  for (int64_t plane = first_plane; plane < end_plane; ++plane) {
+    const float* src = x + plane * s.height * s.width;
+    const int64_t plane_offset = plane * s.height * s.width;
+    for (int64_t oy = 0; oy < s.out_h; ++oy) {
+      const int64_t y0 = oy * s.stride_h - s.pad_top;
+      int64_t i0 = 0, i1 = 0;
+      taps_inside(y0, s.dil_h, s.height, s.kh, i0, i1);
+      for (int64_t ox = 0; ox < s.out_w; ++ox) {
+        const int64_t x0 = ox * s.stride_w - s.pad_left;
+        int64_t j0 = 0, j1 = 0;
+        taps_inside(x0, s.dil_w, s.width, s.kw, j0, j1);
+        const int64_t at = (plane * s.out_h + oy) * s.out_w + ox;
+        if (i0 >= i1 || j0 >= j1) {  // the window lies in the padding
+          if (out != nullptr) out[at] = -std::numeric_limits<float>::infinity();
+          if (indices != nullptr) indices[at] = -1;
+          continue;
+        }
+        // The reference's rule: the first tap, then a greater one or a NaN, unless a NaN is held.
+        int64_t best = (y0 + i0 * s.dil_h) * s.width + x0 + j0 * s.dil_w;
+        float acc = src[best];
+        for (int64_t i = i0; i < i1; ++i) {
+          const int64_t row = (y0 + i * s.dil_h) * s.width + x0;
+          for (int64_t j = i == i0 ? j0 + 1 : j0; j < j1; ++j) {
+            const int64_t offset = row + j * s.dil_w;
+            const float v = src[offset];
+            // Masks, not a branch (GCC branches on `take ? v : acc`): which tap wins is a coin
+            // toss on real data, and the mispredictions cost more than the rest of the loop.
+            const bool take = (acc == acc) & !(v <= acc);
+            const int32_t bits = -static_cast<int32_t>(take);
+            acc = std::bit_cast<float>((std::bit_cast<int32_t>(v) & bits) | (std::bit_cast<int32_t>(acc) & ~bits));
+            best = (offset & static_cast<int64_t>(bits)) | (best & ~static_cast<int64_t>(bits));
+          }
+        }
+        if (out != nullptr) out[at] = acc;
+        if (indices == nullptr) continue;
+        const int64_t within = column_major ? best % s.width * s.height + best / s.width : best;
+        indices[at] = plane_offset + within;
+      }
+    }
+  }
+}
+
 // The pool as a same-size one (same_size_pool.h), if it is one: stride 1, no dilation, the
 // output as large as the input, a window same_size_pool supports.
 std::optional<SameSizePool> same_size(const PoolShape& s) {
@@ -282,7 +344,7 @@ class PoolCall : public LibraryCall {
   explicit PoolCall(const Node& node) : node_(node) {}
 
   void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
-    const PoolShape s = pool_shape(node_, in[0], outs[0]);
+    const PoolShape s = pool_shape(node_, in[0], outs[0].defined() ? outs[0] : outs[1]);
     const std::optional<SameSizePool> whole_planes = same_size(s);
     if (node_.op == "AveragePool") {
       const bool include_pad = node_.attr_int("count_include_pad", 0) != 0;
@@ -309,6 +371,13 @@ class PoolCall : public LibraryCall {
         average_pool(s, row_scale_, column_scale_, in[0].data<float>(), outs[0].data<float>(), first, end);
       });
     }
+    if (outs.size() > 1 && outs[1].defined()) {
+      const bool column_major = node_.attr_int("storage_order", 0) != 0;
+      float* values = outs[0].defined() ? outs[0].data<float>() : nullptr;
+      return team.run(s.planes, [&](int, int64_t first, int64_t end) {
+        max_pool_with_indices(s, column_major, in[0].data<float>(), values, outs[1].data<int64_t>(), first, end);
+      });
+    }
     if (whole_planes) {
       return team.run(s.planes, [&](int, int64_t first, int64_t end) {
         max_pool_same_size(*whole_planes, in[0].data<float>(), outs[0].data<float>(), first, end);
@@ -330,7 +399,8 @@ class PoolCall : public LibraryCall {
 }  // namespace
 
 bool pool_call_supports(const Node& node) {
-  if ((node.op != "MaxPool" && node.op != "AveragePool") || node.outputs.size() != 1) return false;
+  if (node.op != "MaxPool" && node.op != "AveragePool") return false;
+  if (node.outputs.size() != 1 && (node.op != "MaxPool" || node.outputs.size() != 2)) return false;
   const int64_t rank = node.input(0)->rank();
   return node.input(0)->dtype == DType::f32 && (rank == 3 || rank == 4);
 }

@@ -1,7 +1,8 @@
 // The direct MaxPool and AveragePool against the reference kernel: 1-D and 2-D, strides 1-3,
 // asymmetric and SAME padding, dilations, ceil_mode, rows wide enough for the vector paths, and
 // NaN inputs (which propagate), on 1 and 2 workers; AveragePool with and without
-// count_include_pad, where ceil_mode reaches beyond the pads.
+// count_include_pad, where ceil_mode reaches beyond the pads; MaxPool's Indices (ties, NaN, both
+// storage orders), with and without its values read.
 #include "runtime/pool_call.h"
 
 #include <gtest/gtest.h>
@@ -112,6 +113,45 @@ INSTANTIATE_TEST_SUITE_P(
         PoolCase{"SameSizeTallWindowCountingPads", {1, 2, 3, 18},
                  {{"kernel_shape", Ints{7, 3}}, {"pads", Ints{3, 1, 3, 1}}, {"count_include_pad", int64_t{1}}}}),
     [](const auto& info) { return info.param.name; });
+
+// Few distinct values, so that windows hold ties (the first maximum's index wins), and NaN.
+Tensor tied_values(const Ints& shape) {
+  Tensor x(DType::f32, shape);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    x.data<float>()[i] = i % 23 == 5 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>((i * 7) % 4);
+  }
+  return x;
+}
+
+TEST(MaxPoolWithIndices, MatchesReferenceExactly) {
+  const std::vector<PoolCase> cases = {
+      {"SegNet2x2", {1, 3, 8, 20}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}},
+      {"PaddedDilatedCeil", {2, 2, 9, 13},
+       {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 0, 1, 2}}, {"dilations", Ints{2, 1}},
+        {"ceil_mode", int64_t{1}}}},
+      {"ColumnMajor", {1, 2, 6, 7}, {{"kernel_shape", Ints{2, 3}}, {"storage_order", int64_t{1}}}},
+      {"OneD", {2, 3, 17}, {{"kernel_shape", Ints{3}}, {"strides", Ints{2}}, {"pads", Ints{1, 1}}}}};
+  for (const PoolCase& c : cases) {
+    Graph g;
+    Node* pool = g.add_node("MaxPool", "pool", {g.add_input("x", DType::f32, shape_of(c.x))}, {"y", "i"}, c.attrs);
+    g.infer_shapes();
+    ASSERT_TRUE(pool_call_supports(*pool)) << c.name;
+    const Tensor x = tied_values(c.x);
+    const std::vector<Tensor> expected = reference::evaluate_node(*pool, {x});
+    std::unique_ptr<LibraryCall> call = prepare_pool_call(*pool);
+    for (int workers : {1, 2}) {
+      for (bool values_read : {true, false}) {
+        ThreadTeam team(workers);
+        std::vector<Tensor> outs = {values_read ? Tensor(DType::f32, expected[0].shape()) : Tensor(),
+                                    Tensor(DType::i64, expected[1].shape())};
+        call->run(team, {x}, outs);
+        const std::string where = c.name + " on " + std::to_string(workers) + " workers";
+        EXPECT_TRUE(outs[1].same_bytes(expected[1])) << "indices, " << where;
+        if (values_read) EXPECT_TRUE(outs[0].same_bytes(expected[0])) << "values, " << where;
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace tilefuse::runtime

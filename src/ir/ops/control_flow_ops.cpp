@@ -22,6 +22,19 @@ const Graph& subgraph(const Node& node, std::string_view attribute) {
 
 namespace {
 
+// Whether a value of shape `outer` fits a subgraph input of shape `inner`: the same rank, and the
+// same size wherever both are known. The inner shapes are what the outer graph's inference knew
+// when the model was read; inferred again (after constant folding, say), the outer graph names
+// the sizes it cannot compute with fresh symbols, which differ from those the subgraph holds
+// (LocalResponseNorm's export captures an AveragePool of a Pad whose pads it computes).
+bool fits(const Shape& inner, const Shape& outer) {
+  if (inner.size() != outer.size()) return false;
+  for (size_t d = 0; d < inner.size(); ++d) {
+    if (inner[d].is_const() && outer[d].is_const() && inner[d] != outer[d]) return false;
+  }
+  return true;
+}
+
 // The subgraph's inputs from `first` on must take the node's inputs from `first_operand` on, type for type.
 void check_captures(const Node& node, const Graph& g, std::string_view attribute, size_t first, size_t first_operand) {
   if (g.inputs().size() - first != node.inputs.size() - first_operand) {
@@ -31,7 +44,7 @@ void check_captures(const Node& node, const Graph& g, std::string_view attribute
   for (size_t i = first; i < g.inputs().size(); ++i) {
     const Value* inner = g.inputs()[i];
     const Value* outer = node.inputs[first_operand + i - first];
-    if (outer == nullptr || inner->dtype != outer->dtype || inner->shape != outer->shape) {
+    if (outer == nullptr || inner->dtype != outer->dtype || !fits(inner->shape, outer->shape)) {
       fail_user("{}: {} input '{}' is {}, the node passes {}", node.describe(), attribute, inner->name,
                 inner->type_string(), outer ? outer->type_string() : "nothing");
     }
