@@ -28,6 +28,7 @@ OpRegistry& OpRegistry::global() {
     register_index_ops(*r);
     register_resize_ops(*r);
     register_recurrent_ops(*r);
+    register_detection_ops(*r);
     register_control_flow_ops(*r);
     return r;
   }();

@@ -80,6 +80,7 @@ void register_index_ops(OpRegistry& registry);
 void register_resize_ops(OpRegistry& registry);
 void register_control_flow_ops(OpRegistry& registry);
 void register_recurrent_ops(OpRegistry& registry);
+void register_detection_ops(OpRegistry& registry);
 
 // Checks that the op is registered and the node's arity, attribute kinds and input dtype fit
 // its OpDef; returns the OpDef. Throws UserError naming the node. Shared by infer_node and the

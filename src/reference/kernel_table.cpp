@@ -20,6 +20,7 @@ KernelTable build_table() {
   register_einsum_kernel(table);
   register_resize_kernel(table);
   register_grid_sample_kernel(table);
+  register_detection_kernels(table);
   register_recurrent_kernels(table);
   register_control_flow_kernels(table);
   return table;

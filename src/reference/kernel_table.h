@@ -34,6 +34,7 @@ void register_index_kernels(KernelTable& table);
 void register_einsum_kernel(KernelTable& table);
 void register_resize_kernel(KernelTable& table);
 void register_grid_sample_kernel(KernelTable& table);
+void register_detection_kernels(KernelTable& table);
 void register_recurrent_kernels(KernelTable& table);
 void register_control_flow_kernels(KernelTable& table);
 

@@ -17,6 +17,7 @@
 #include "runtime/recurrent_call.h"
 #include "runtime/reduce_call.h"
 #include "runtime/resize_call.h"
+#include "runtime/roi_align_call.h"
 #include "runtime/scatter_call.h"
 #include "runtime/strided_copy_call.h"
 #include "runtime/topk_call.h"
@@ -51,6 +52,7 @@ bool library_call_supports(const Node& node) {
   if (node.op == "RNN" || node.op == "GRU" || node.op == "LSTM") return recurrent_call_supports(node);
   if (node.op.starts_with("Scatter")) return scatter_call_supports(node);
   if (node.op == "GridSample") return grid_sample_call_supports(node);
+  if (node.op == "RoiAlign") return roi_align_call_supports(node);
   return broadcast_call_supports(node);
 }
 
@@ -73,6 +75,7 @@ std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBl
   if (node.op == "RNN" || node.op == "GRU" || node.op == "LSTM") return prepare_recurrent_call(node, blocking);
   if (node.op.starts_with("Scatter")) return prepare_scatter_call(node);
   if (node.op == "GridSample") return prepare_grid_sample_call(node);
+  if (node.op == "RoiAlign") return prepare_roi_align_call(node);
   if (broadcast_call_supports(node)) return prepare_broadcast_call(node);
   fail_internal("prepare_library_call: {} is not a library op", node.describe());
 }

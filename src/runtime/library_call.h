@@ -5,9 +5,9 @@
 // (axis_map_call.h), Slice, Expand, Gather, GatherND and GatherElements (strided_copy_call.h),
 // Cast (cast_call.h), f32 ArgMax/ArgMin (arg_extremum_call.h), CumSum (cumsum_call.h), TopK
 // (topk_call.h), f32 Resize of the last two axes (resize_call.h), ScatterND and ScatterElements
-// (scatter_call.h), GridSample (grid_sample_call.h), integer and f64 reductions (reduce_call.h),
-// RNN, GRU and LSTM (recurrent_call.h), and f32 arithmetic whose broadcast only the run's shapes
-// settle where no kernel takes it (broadcast_call.h). None of them allocates a tensor when it
+// (scatter_call.h), GridSample (grid_sample_call.h), RoiAlign (roi_align_call.h), integer and
+// f64 reductions (reduce_call.h), RNN, GRU and LSTM (recurrent_call.h), and f32 arithmetic whose
+// broadcast only the run's shapes settle where no kernel takes it (broadcast_call.h). None of them allocates a tensor when it
 // runs. A call is prepared once per plan step: constant weights are packed into the GEMM
 // engine's layout then, never per run. The engine is tilefuse's own sgemm (sgemm.h) on the
 // runtime's thread team where the CPU has AVX-512 or AVX2, and OpenBLAS, capped to the team's
@@ -59,7 +59,7 @@ class LibraryCall {
 // with a constant weight, 1-D and 2-D f32 MaxPool (with or without indices) and AveragePool,
 // Split, Concat, Tile, Pad, Slice, Expand, Gather, GatherND, GatherElements, Cast, f32
 // ArgMax/ArgMin, CumSum, TopK, f32 Resize of the last two axes, ScatterND, ScatterElements, f32
-// GridSample, f32 RNN/GRU/LSTM, integer and f64 ReduceSum/Mean/Max/Min/Prod over one run of axes,
+// GridSample, f32 RoiAlign, f32 RNN/GRU/LSTM, integer and f64 ReduceSum/Mean/Max/Min/Prod over one run of axes,
 // and Add/Sub/Mul/Div); other ops and dtypes run on the host (reference) kernels. Asked only of
 // steps the planner left outside its kernels.
 bool library_call_supports(const Node& node);

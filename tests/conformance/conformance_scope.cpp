@@ -27,7 +27,9 @@ const std::set<std::string>& claimed_ops() {
       "NonZero", "RMSNormalization", "RNN", "GRU", "LSTM", "DepthToSpace", "SpaceToDepth",
       // Found missing by bench/real/patterns.py (F.one_hot, torch.atan) and their relatives.
       "OneHot", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softsign",
-      "ThresholdedRelu", "Shrink", "Xor", "GridSample"};
+      "ThresholdedRelu", "Shrink", "Xor", "GridSample",
+      // torchvision's detection models (tests/e2e/detection_ops_test.cpp runs them through the executor).
+      "NonMaxSuppression", "RoiAlign"};
   return ops;
 }
 
