@@ -6,6 +6,7 @@
 #include "runtime/axis_parts_call.h"
 #include "runtime/broadcast_call.h"
 #include "runtime/cast_call.h"
+#include "runtime/conv3d_slices.h"
 #include "runtime/conv_gemm.h"
 #include "runtime/conv_transpose_call.h"
 #include "runtime/cumsum_call.h"
@@ -35,7 +36,7 @@ bool is_strided_copy(const Node& node) {
 
 bool library_call_supports(const Node& node) {
   if (half_precision_call_supports(node)) return true;
-  if (node.op == "Conv" || node.op == "FusedConv") return conv_gemm_supports(node);
+  if (node.op == "Conv" || node.op == "FusedConv") return conv_gemm_supports(node) || conv3d_slices_supports(node);
   if (node.op == "PointwiseDepthwiseConv") return pointwise_depthwise_supported(node);
   if (node.op == "ConvTranspose") return conv_transpose_call_supports(node);
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return matmul_call_supports(node);
@@ -58,6 +59,7 @@ bool library_call_supports(const Node& node) {
 
 std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBlocking& blocking, Precision precision) {
   if (half_precision_call_supports(node)) return prepare_half_precision_call(node, blocking, precision);
+  if (conv3d_slices_supports(node)) return prepare_conv3d_slices(node, blocking);
   if (node.op == "Conv" || node.op == "FusedConv") return prepare_conv_call(node, blocking, precision);
   if (node.op == "PointwiseDepthwiseConv") return prepare_pointwise_depthwise_call(node, blocking, precision);
   if (node.op == "ConvTranspose") return prepare_conv_transpose_call(node, blocking);

@@ -1,8 +1,8 @@
 // Steps the runtime computes with its own code instead of generated kernels or the reference
-// kernels: the compute-bound MatMul, FusedMatMul, Gemm (matmul_call.h), Conv (conv_gemm.h) and
-// ConvTranspose (conv_transpose_call.h) on f32, and the host ops that real models spend time in:
-// MaxPool and AveragePool (pool_call.h), Split and Concat (axis_parts_call.h), Tile and Pad
-// (axis_map_call.h), Slice, Expand, Gather, GatherND and GatherElements (strided_copy_call.h),
+// kernels: the compute-bound MatMul, FusedMatMul, Gemm (matmul_call.h), Conv (conv_gemm.h; 3-D:
+// conv3d_slices.h) and ConvTranspose (conv_transpose_call.h) on f32, and the host ops that real
+// models spend time in: MaxPool and AveragePool (pool_call.h), Split and Concat
+// (axis_parts_call.h), Tile and Pad (axis_map_call.h), Slice, Expand, Gather, GatherND and GatherElements (strided_copy_call.h),
 // Cast (cast_call.h), f32 ArgMax/ArgMin (arg_extremum_call.h), CumSum (cumsum_call.h), TopK
 // (topk_call.h), f32 Resize of the last two axes (resize_call.h), ScatterND and ScatterElements
 // (scatter_call.h), GridSample (grid_sample_call.h), RoiAlign (roi_align_call.h), integer and

@@ -1,0 +1,121 @@
+#include "runtime/conv3d_slices.h"
+
+#include <cstring>
+
+#include "ir/error.h"
+#include "runtime/conv_gemm.h"
+
+namespace tilefuse::runtime {
+
+namespace {
+
+// The depth axis's window: output slice od reads input slices od * stride - pad + k * dilation.
+struct DepthWindow {
+  int64_t kernel, stride, pad, dilation, in_depth, out_depth;
+};
+
+std::vector<int64_t> ints_or(const Node& node, const char* name, std::vector<int64_t> fallback) {
+  std::vector<int64_t> v = node.attr_ints(name);
+  return v.empty() ? fallback : v;
+}
+
+// The 2-D convolution one output slice is: input [1, C * kd, H, W], weight [M, C/g * kd, kh, kw].
+std::unique_ptr<Graph> slice_graph(const Node& node, DepthWindow& depth) {
+  const Value* x = node.input(0);
+  const Tensor& w = *node.input(1)->constant;
+  const int64_t channels = x->shape[1].value(), kd = w.shape()[2];
+  const std::vector<int64_t> strides = ints_or(node, "strides", {1, 1, 1});
+  const std::vector<int64_t> pads = ints_or(node, "pads", {0, 0, 0, 0, 0, 0});
+  const std::vector<int64_t> dilations = ints_or(node, "dilations", {1, 1, 1});
+  depth = {kd, strides[0], pads[0], dilations[0], x->shape[2].value(), node.outputs[0]->shape[2].value()};
+  auto g = std::make_unique<Graph>();
+  Value* x2 = g->add_input("slices", DType::f32, {Dim(1), Dim(channels * kd), x->shape[3], x->shape[4]});
+  Value* w2 = g->add_constant("weight", w.reshaped({w.shape()[0], w.shape()[1] * kd, w.shape()[3], w.shape()[4]}));
+  std::vector<Value*> inputs = {x2, w2};
+  if (node.input(2) != nullptr) inputs.push_back(g->add_constant("bias", *node.input(2)->constant));
+  AttributeMap attrs = node.attrs;
+  attrs["strides"] = std::vector<int64_t>{strides[1], strides[2]};
+  attrs["pads"] = std::vector<int64_t>{pads[1], pads[2], pads[4], pads[5]};
+  attrs["dilations"] = std::vector<int64_t>{dilations[1], dilations[2]};
+  attrs["kernel_shape"] = std::vector<int64_t>{w.shape()[3], w.shape()[4]};
+  g->set_outputs({g->add_node(node.op, "slice", inputs, {"out"}, attrs)->outputs[0]});
+  g->infer_shapes();
+  return g;
+}
+
+class Conv3dSlices : public LibraryCall {
+ public:
+  Conv3dSlices(const Node& node, const GemmBlocking& blocking) : node_(node), graph_(slice_graph(node, depth_)) {
+    const Node& conv = *graph_->outputs()[0]->producer;
+    conv_ = prepare_conv_call(conv, blocking);
+    for (const Value* v : conv.inputs) slice_inputs_.push_back(v->constant ? *v->constant : Tensor());
+    const std::vector<int64_t> in = static_dims(graph_->inputs()[0]->shape), out = static_dims(graph_->outputs()[0]->shape);
+    slices_ = Tensor(DType::f32, in);
+    slice_out_ = Tensor(DType::f32, out);
+  }
+
+  void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
+    const Tensor& x = in[0];
+    Tensor& y = outs[0];
+    if (!y.defined()) return;
+    const int64_t channels = x.shape()[1], plane = x.shape()[3] * x.shape()[4];
+    const int64_t maps = y.shape()[1], out_plane = y.shape()[3] * y.shape()[4];
+    if (x.shape()[2] != depth_.in_depth || slices_.shape()[1] != channels * depth_.kernel || slices_.shape()[2] * slices_.shape()[3] != plane) {
+      fail_user("{}: input {} is not the planned {}", node_.describe(), x.summary(), node_.input(0)->type_string());
+    }
+    slice_inputs_[0] = slices_;
+    std::vector<Tensor> slice_outs = {slice_out_};
+    const size_t plane_bytes = static_cast<size_t>(plane) * sizeof(float);
+    const size_t out_bytes = static_cast<size_t>(out_plane) * sizeof(float);
+    for (int64_t n = 0; n < x.shape()[0]; ++n) {
+      for (int64_t od = 0; od < depth_.out_depth; ++od) {
+        // Channel c's slice k lands at channel c * kd + k, as the weight reads it.
+        team.run(channels * depth_.kernel, [&](int, int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            const int64_t c = i / depth_.kernel, z = od * depth_.stride - depth_.pad + (i % depth_.kernel) * depth_.dilation;
+            float* to = slices_.data<float>() + i * plane;
+            if (z < 0 || z >= depth_.in_depth) std::memset(to, 0, plane_bytes);
+            else std::memcpy(to, x.data<float>() + ((n * channels + c) * depth_.in_depth + z) * plane, plane_bytes);
+          }
+        });
+        conv_->run(team, slice_inputs_, slice_outs);
+        team.run(maps, [&](int, int64_t begin, int64_t end) {
+          for (int64_t m = begin; m < end; ++m) {
+            std::memcpy(y.data<float>() + ((n * maps + m) * depth_.out_depth + od) * out_plane,
+                        slice_out_.data<float>() + m * out_plane, out_bytes);
+          }
+        });
+      }
+    }
+  }
+
+ private:
+  const Node& node_;
+  DepthWindow depth_{};
+  std::unique_ptr<Graph> graph_;  // the slice's 2-D convolution, which conv_ refers to
+  std::unique_ptr<LibraryCall> conv_;
+  std::vector<Tensor> slice_inputs_;
+  Tensor slices_, slice_out_;
+};
+
+}  // namespace
+
+bool conv3d_slices_supports(const Node& node) {
+  if (node.op != "Conv" && node.op != "FusedConv") return false;
+  if (node.inputs.size() > 3 || node.input(0) == nullptr || node.input(1) == nullptr) return false;
+  const Value* x = node.input(0);
+  const Value* w = node.input(1);
+  if (x->rank() != 5 || x->dtype != DType::f32 || w->dtype != DType::f32 || !w->constant) return false;
+  if (node.input(2) != nullptr && (!node.input(2)->constant || node.input(2)->dtype != DType::f32)) return false;
+  if (node.attr_string("auto_pad", "NOTSET") != "NOTSET") return false;
+  for (size_t d = 1; d < 5; ++d) {
+    if (!x->shape[d].is_const() || !node.outputs[0]->shape[d].is_const()) return false;
+  }
+  return true;
+}
+
+std::unique_ptr<LibraryCall> prepare_conv3d_slices(const Node& node, const GemmBlocking& blocking) {
+  return std::make_unique<Conv3dSlices>(node, blocking);
+}
+
+}  // namespace tilefuse::runtime
