@@ -13,6 +13,7 @@
 #include "runtime/grid_sample_call.h"
 #include "runtime/half_precision_call.h"
 #include "runtime/matmul_call.h"
+#include "runtime/max_pool3d_slices.h"
 #include "runtime/pointwise_depthwise_call.h"
 #include "runtime/pool_call.h"
 #include "runtime/recurrent_call.h"
@@ -40,7 +41,7 @@ bool library_call_supports(const Node& node) {
   if (node.op == "PointwiseDepthwiseConv") return pointwise_depthwise_supported(node);
   if (node.op == "ConvTranspose") return conv_transpose_call_supports(node);
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return matmul_call_supports(node);
-  if (node.op == "MaxPool" || node.op == "AveragePool") return pool_call_supports(node);
+  if (node.op == "MaxPool" || node.op == "AveragePool") return pool_call_supports(node) || max_pool3d_slices_supports(node);
   if (node.op == "Split" || node.op == "Concat") return axis_parts_call_supports(node);
   if (node.op == "Tile" || node.op == "Pad") return axis_map_call_supports(node);
   if (is_strided_copy(node)) return strided_copy_call_supports(node);
@@ -64,6 +65,7 @@ std::unique_ptr<LibraryCall> prepare_library_call(const Node& node, const GemmBl
   if (node.op == "PointwiseDepthwiseConv") return prepare_pointwise_depthwise_call(node, blocking, precision);
   if (node.op == "ConvTranspose") return prepare_conv_transpose_call(node, blocking);
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return prepare_matmul_call(node, blocking, precision);
+  if (max_pool3d_slices_supports(node)) return prepare_max_pool3d_slices(node);
   if (node.op == "MaxPool" || node.op == "AveragePool") return prepare_pool_call(node);
   if (node.op == "Split" || node.op == "Concat") return prepare_axis_parts_call(node);
   if (node.op == "Tile" || node.op == "Pad") return prepare_axis_map_call(node);

@@ -1,13 +1,14 @@
 // Steps the runtime computes with its own code instead of generated kernels or the reference
 // kernels: the compute-bound MatMul, FusedMatMul, Gemm (matmul_call.h), Conv (conv_gemm.h; 3-D:
 // conv3d_slices.h) and ConvTranspose (conv_transpose_call.h) on f32, and the host ops that real
-// models spend time in: MaxPool and AveragePool (pool_call.h), Split and Concat
-// (axis_parts_call.h), Tile and Pad (axis_map_call.h), Slice, Expand, Gather, GatherND and GatherElements (strided_copy_call.h),
-// Cast (cast_call.h), f32 ArgMax/ArgMin (arg_extremum_call.h), CumSum (cumsum_call.h), TopK
-// (topk_call.h), f32 Resize of the last two axes (resize_call.h), ScatterND and ScatterElements
-// (scatter_call.h), GridSample (grid_sample_call.h), RoiAlign (roi_align_call.h), integer and
-// f64 reductions (reduce_call.h), RNN, GRU and LSTM (recurrent_call.h), and f32 arithmetic whose
-// broadcast only the run's shapes settle where no kernel takes it (broadcast_call.h). None of them allocates a tensor when it
+// models spend time in: MaxPool (3-D: max_pool3d_slices.h) and AveragePool (pool_call.h), Split
+// and Concat (axis_parts_call.h), Tile and Pad (axis_map_call.h), Slice, Expand, Gather, GatherND
+// and GatherElements (strided_copy_call.h), Cast (cast_call.h), f32 ArgMax/ArgMin
+// (arg_extremum_call.h), CumSum (cumsum_call.h), TopK (topk_call.h), f32 Resize of the last two
+// axes (resize_call.h), ScatterND and ScatterElements (scatter_call.h), GridSample
+// (grid_sample_call.h), RoiAlign (roi_align_call.h), integer and f64 reductions (reduce_call.h),
+// RNN, GRU and LSTM (recurrent_call.h), and f32 arithmetic whose broadcast only the run's shapes
+// settle where no kernel takes it (broadcast_call.h). None of them allocates a tensor when it
 // runs. A call is prepared once per plan step: constant weights are packed into the GEMM
 // engine's layout then, never per run. The engine is tilefuse's own sgemm (sgemm.h) on the
 // runtime's thread team where the CPU has AVX-512 or AVX2, and OpenBLAS, capped to the team's
@@ -55,13 +56,14 @@ class LibraryCall {
   virtual GemmBlocking blocking() const { return {}; }
 };
 
-// True if `node` runs as a library call (MatMul/Gemm/Conv on f32, f16 or bf16, f32 ConvTranspose
-// with a constant weight, 1-D and 2-D f32 MaxPool (with or without indices) and AveragePool,
-// Split, Concat, Tile, Pad, Slice, Expand, Gather, GatherND, GatherElements, Cast, f32
-// ArgMax/ArgMin, CumSum, TopK, f32 Resize of the last two axes, ScatterND, ScatterElements, f32
-// GridSample, f32 RoiAlign, f32 RNN/GRU/LSTM, integer and f64 ReduceSum/Mean/Max/Min/Prod over one run of axes,
-// and Add/Sub/Mul/Div); other ops and dtypes run on the host (reference) kernels. Asked only of
-// steps the planner left outside its kernels.
+// True if `node` runs as a library call (MatMul/Gemm/Conv on f32, f16 or bf16, 3-D Conv on f32
+// with a constant weight, f32 ConvTranspose with a constant weight, 1-D and 2-D f32 MaxPool (with
+// or without indices) and AveragePool, 3-D f32 MaxPool, Split, Concat, Tile, Pad, Slice, Expand,
+// Gather, GatherND, GatherElements, Cast, f32 ArgMax/ArgMin, CumSum, TopK, f32 Resize of the last
+// two axes, ScatterND, ScatterElements, f32 GridSample, f32 RoiAlign, f32 RNN/GRU/LSTM, integer
+// and f64 ReduceSum/Mean/Max/Min/Prod over one run of axes, and Add/Sub/Mul/Div); other ops and
+// dtypes run on the host (reference) kernels. Asked only of steps the planner left outside its
+// kernels.
 bool library_call_supports(const Node& node);
 
 // True for a library or host step that runs (not one computed with the shapes, `shape_only`):
