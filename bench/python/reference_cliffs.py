@@ -9,10 +9,14 @@ Runtime's pool spins after its runs), and the worst difference between their out
 
 Einsum, Trilu and the recurrent ops have fast paths since 2026-12-07 (passes/einsum_as_matmul.h,
 passes/trilu_as_where.h, runtime/recurrent_call.h); ScatterND, ScatterElements, Resize (cubic, and
-upsampling by 2), TopK of integers, OneHot, flips and LayerNorm over a transposed tensor since
-2026-12-08 (runtime/scatter_call.h, runtime/resize_blend.h, runtime/topk_call.h,
-passes/one_hot_as_where.h, decompose_composites.h). MaxPool with indices, GridSample and
-EmbeddingBag (a Loop) are still reference kernels.
+upsampling by 2), TopK of integers, OneHot, flips, LayerNorm over a transposed tensor, MaxPool's
+indices, GridSample, RoiAlign, and Conv and MaxPool over three spatial dims since the same day's
+fourth round (runtime/scatter_call.h, runtime/resize_blend.h, runtime/topk_call.h,
+passes/one_hot_as_where.h, decompose_composites.h, runtime/pool_call.h,
+runtime/grid_sample_call.h, runtime/roi_align_call.h, runtime/conv3d_slices.h,
+runtime/max_pool3d_slices.h). EmbeddingBag (a Loop), ConvTranspose and Resize over three spatial
+dims are still reference kernels; NonMaxSuppression's output size depends on the data, so a model
+with it runs on the reference interpreter (the session falls back, and says so).
 """
 import argparse
 import pathlib
@@ -23,6 +27,7 @@ import numpy as np
 import onnxruntime as ort
 import torch
 import torch.nn.functional as F
+import torchvision
 
 import tilefuse
 from session_timing import best_ms
@@ -62,6 +67,13 @@ class KvUpdate(torch.nn.Module):
         return cache * 1.0
 
 
+def boxes(count):
+    """Corner boxes (x1, y1, x2, y2) inside a 500 x 500 image, 0 to 500 wide."""
+    b = torch.rand(count, 4) * 500
+    b[:, 2:] += b[:, :2]
+    return b
+
+
 def cases():
     r = torch.randn
     return {
@@ -88,6 +100,13 @@ def cases():
         "grid_sample": (Lambda(lambda x, g: F.grid_sample(x, g, align_corners=False)),
                         (r(1, 32, 64, 64), torch.rand(1, 64, 64, 2) * 2 - 1)),
         "embedding_bag": (torch.nn.EmbeddingBag(10000, 128, mode="mean"), (torch.randint(0, 10000, (64, 20)),)),
+        "roi_align": (Lambda(lambda x, b: torchvision.ops.roi_align(x, [b], (7, 7), 1.0 / 16, 2)),
+                      (r(1, 256, 50, 50), boxes(300) / 2)),
+        "nms": (Lambda(lambda b, s: torchvision.ops.nms(b, s, 0.5)), (boxes(2000), torch.rand(2000))),
+        "conv3d": (torch.nn.Conv3d(16, 32, 3, padding=1), (r(1, 16, 16, 64, 64),)),
+        "maxpool3d": (torch.nn.MaxPool3d(2), (r(1, 32, 32, 64, 64),)),
+        "convtranspose3d": (torch.nn.ConvTranspose3d(16, 8, 2, stride=2), (r(1, 16, 16, 32, 32),)),
+        "trilinear_x2": (Lambda(lambda x: F.interpolate(x, scale_factor=2, mode="trilinear")), (r(1, 16, 16, 32, 32),)),
     }
 
 

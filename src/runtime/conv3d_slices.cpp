@@ -4,40 +4,24 @@
 
 #include "ir/error.h"
 #include "runtime/conv_gemm.h"
+#include "runtime/depth_window.h"
 
 namespace tilefuse::runtime {
 
 namespace {
 
-// The depth axis's window: output slice od reads input slices od * stride - pad + k * dilation.
-struct DepthWindow {
-  int64_t kernel, stride, pad, dilation, in_depth, out_depth;
-};
-
-std::vector<int64_t> ints_or(const Node& node, const char* name, std::vector<int64_t> fallback) {
-  std::vector<int64_t> v = node.attr_ints(name);
-  return v.empty() ? fallback : v;
-}
-
 // The 2-D convolution one output slice is: input [1, C * kd, H, W], weight [M, C/g * kd, kh, kw].
 std::unique_ptr<Graph> slice_graph(const Node& node, DepthWindow& depth) {
   const Value* x = node.input(0);
   const Tensor& w = *node.input(1)->constant;
+  AttributeMap attrs;
+  depth = split_depth_window(node, {w.shape()[2], w.shape()[3], w.shape()[4]}, attrs);
   const int64_t channels = x->shape[1].value(), kd = w.shape()[2];
-  const std::vector<int64_t> strides = ints_or(node, "strides", {1, 1, 1});
-  const std::vector<int64_t> pads = ints_or(node, "pads", {0, 0, 0, 0, 0, 0});
-  const std::vector<int64_t> dilations = ints_or(node, "dilations", {1, 1, 1});
-  depth = {kd, strides[0], pads[0], dilations[0], x->shape[2].value(), node.outputs[0]->shape[2].value()};
   auto g = std::make_unique<Graph>();
   Value* x2 = g->add_input("slices", DType::f32, {Dim(1), Dim(channels * kd), x->shape[3], x->shape[4]});
   Value* w2 = g->add_constant("weight", w.reshaped({w.shape()[0], w.shape()[1] * kd, w.shape()[3], w.shape()[4]}));
   std::vector<Value*> inputs = {x2, w2};
   if (node.input(2) != nullptr) inputs.push_back(g->add_constant("bias", *node.input(2)->constant));
-  AttributeMap attrs = node.attrs;
-  attrs["strides"] = std::vector<int64_t>{strides[1], strides[2]};
-  attrs["pads"] = std::vector<int64_t>{pads[1], pads[2], pads[4], pads[5]};
-  attrs["dilations"] = std::vector<int64_t>{dilations[1], dilations[2]};
-  attrs["kernel_shape"] = std::vector<int64_t>{w.shape()[3], w.shape()[4]};
   g->set_outputs({g->add_node(node.op, "slice", inputs, {"out"}, attrs)->outputs[0]});
   g->infer_shapes();
   return g;
@@ -72,9 +56,9 @@ class Conv3dSlices : public LibraryCall {
         // Channel c's slice k lands at channel c * kd + k, as the weight reads it.
         team.run(channels * depth_.kernel, [&](int, int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
-            const int64_t c = i / depth_.kernel, z = od * depth_.stride - depth_.pad + (i % depth_.kernel) * depth_.dilation;
+            const int64_t c = i / depth_.kernel, z = depth_.input_slice(od, i % depth_.kernel);
             float* to = slices_.data<float>() + i * plane;
-            if (z < 0 || z >= depth_.in_depth) std::memset(to, 0, plane_bytes);
+            if (z < 0) std::memset(to, 0, plane_bytes);
             else std::memcpy(to, x.data<float>() + ((n * channels + c) * depth_.in_depth + z) * plane, plane_bytes);
           }
         });

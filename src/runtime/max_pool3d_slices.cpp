@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ir/error.h"
+#include "runtime/depth_window.h"
 #include "runtime/pool_call.h"
 #include "runtime/vector_clones.h"
 
@@ -12,30 +13,13 @@ namespace tilefuse::runtime {
 
 namespace {
 
-std::vector<int64_t> ints_or(const Node& node, const char* name, std::vector<int64_t> fallback) {
-  std::vector<int64_t> v = node.attr_ints(name);
-  return v.empty() ? fallback : v;
-}
-
-struct DepthWindow {
-  int64_t kernel, stride, pad, dilation, in_depth, out_depth;
-};
-
 // The 2-D MaxPool of one output slice's depth maxima: [1, C, H, W] in.
 std::unique_ptr<Graph> slice_graph(const Node& node, DepthWindow& depth) {
   const Value* x = node.input(0);
-  const std::vector<int64_t> kernel = node.attr_ints("kernel_shape");
-  const std::vector<int64_t> strides = ints_or(node, "strides", {1, 1, 1});
-  const std::vector<int64_t> pads = ints_or(node, "pads", {0, 0, 0, 0, 0, 0});
-  const std::vector<int64_t> dilations = ints_or(node, "dilations", {1, 1, 1});
-  depth = {kernel[0], strides[0], pads[0], dilations[0], x->shape[2].value(), node.outputs[0]->shape[2].value()};
+  AttributeMap attrs;
+  depth = split_depth_window(node, node.attr_ints("kernel_shape"), attrs);
   auto g = std::make_unique<Graph>();
   Value* in = g->add_input("maxima", DType::f32, {Dim(1), x->shape[1], x->shape[3], x->shape[4]});
-  AttributeMap attrs = node.attrs;
-  attrs["kernel_shape"] = std::vector<int64_t>{kernel[1], kernel[2]};
-  attrs["strides"] = std::vector<int64_t>{strides[1], strides[2]};
-  attrs["pads"] = std::vector<int64_t>{pads[1], pads[2], pads[4], pads[5]};
-  attrs["dilations"] = std::vector<int64_t>{dilations[1], dilations[2]};
   g->set_outputs({g->add_node("MaxPool", "slice", {in}, {"out"}, attrs)->outputs[0]});
   g->infer_shapes();
   return g;
@@ -88,8 +72,8 @@ class MaxPool3dSlices : public LibraryCall {
   void depth_maximum(const Tensor& x, int64_t n, int64_t c, int64_t od, float* to, int64_t plane) const {
     bool first = true;
     for (int64_t k = 0; k < depth_.kernel; ++k) {
-      const int64_t z = od * depth_.stride - depth_.pad + k * depth_.dilation;
-      if (z < 0 || z >= depth_.in_depth) continue;
+      const int64_t z = depth_.input_slice(od, k);
+      if (z < 0) continue;
       const float* from = x.data<float>() + ((n * x.shape()[1] + c) * depth_.in_depth + z) * plane;
       if (first) std::memcpy(to, from, static_cast<size_t>(plane) * sizeof(float));
       else keep_larger(to, from, plane);

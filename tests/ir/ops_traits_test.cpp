@@ -51,7 +51,8 @@ TEST(OpTraits, EveryClaimedOpHasItsTraits) {
        kDataMovement},
       // Host steps: no trait the fusion patterns match.
       {{"ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ArgMax", "ArgMin", "CumSum",
-        "TopK", "NonZero", "OneHot", "GridSample", "Einsum", "RNN", "GRU", "LSTM", "If", "Loop"},
+        "TopK", "NonZero", "OneHot", "GridSample", "Einsum", "RNN", "GRU", "LSTM", "If", "Loop", "NonMaxSuppression",
+        "RoiAlign"},
        0},
   };
   size_t count = 0;
