@@ -1,7 +1,8 @@
 // The direct Resize against the reference kernel: nearest (every rounding mode), linear and cubic
 // (torch's bicubic, other coefficients, exclude_outside), upsampling by 2 (the columns' own loop),
 // each coordinate transformation but tf_crop_and_resize, up- and downsampling by scales and sizes,
-// rank 3 and 4, on 1 and 2 workers; inputs with NaN and inf where an exact sample leaves a
+// rank 3 and 4, and volumes (rank 5: trilinear, and nearest and cubic over three axes), on 1 and
+// 2 workers; inputs with NaN and inf where an exact sample leaves a
 // neighbour's weight at 0 (the reference does not read it, so neither may the call); and the
 // Resizes the call leaves to the reference.
 #include "runtime/resize_call.h"
@@ -112,6 +113,11 @@ INSTANTIATE_TEST_SUITE_P(
         ResizeCase{"LinearAsymmetricUp2", {1, 2, 6, 12}, linear("asymmetric"), {1, 1, 2, 2}, {}},
         ResizeCase{"CubicAsymmetricUp2", {1, 2, 5, 10}, cubic("asymmetric"), {1, 1, 2, 2}, {}},
         ResizeCase{"NearestUp2Wide", {1, 2, 5, 12}, nearest("asymmetric", "floor"), {1, 1, 2, 2}, {}},
+        ResizeCase{"TrilinearUp2", {1, 2, 4, 5, 9}, linear("half_pixel"), {1, 1, 2, 2, 2}, {}},
+        ResizeCase{"TrilinearAlignCornersSizes", {2, 1, 3, 4, 5}, linear("align_corners"), {}, {2, 1, 7, 3, 11}},
+        ResizeCase{"NearestVolumeUp2", {1, 3, 2, 3, 12}, nearest("asymmetric", "floor"), {1, 1, 2, 2, 2}, {}},
+        ResizeCase{"CubicVolumeSpecials", {1, 1, 4, 5, 5}, cubic("align_corners"), {}, {1, 1, 7, 9, 9}, true},
+        ResizeCase{"LinearChannelsToo", {2, 3, 4, 6}, linear("half_pixel"), {1, 2, 2, 2}, {}},
         ResizeCase{"NearestUp2", {1, 3, 5, 7}, nearest("asymmetric", "floor"), {1, 1, 2, 2}, {}},
         ResizeCase{"NearestRoundPreferFloor", {1, 2, 9, 6}, nearest("half_pixel", "round_prefer_floor"), {},
                    {1, 2, 14, 15}},
@@ -128,7 +134,8 @@ TEST(ResizeCallSupport, LeavesOtherAxesModesAndTypesToTheReference) {
     return resize_call_supports(*node);
   };
   EXPECT_TRUE(supports({"", {1, 3, 4, 4}, linear("half_pixel"), {1, 1, 2, 2}, {}}));
-  EXPECT_FALSE(supports({"", {1, 3, 4, 4}, linear("half_pixel"), {1, 2, 2, 2}, {}}));  // channels resized
+  EXPECT_TRUE(supports({"", {1, 3, 4, 4}, linear("half_pixel"), {1, 2, 2, 2}, {}}));  // the third-last axis too
+  EXPECT_FALSE(supports({"", {2, 1, 3, 4, 4}, linear("half_pixel"), {2, 1, 1, 2, 2}, {}}));  // batch of a volume
   EXPECT_FALSE(supports({"", {1, 3, 4, 4}, linear("half_pixel"), {}, {2, 3, 8, 8}}));  // batch resized
   EXPECT_TRUE(supports({"", {1, 3, 4, 4}, cubic("half_pixel"), {1, 1, 2, 2}, {}}));
   EXPECT_FALSE(supports({"", {1, 3, 4, 4}, linear("tf_crop_and_resize"), {1, 1, 2, 2}, {}}));
