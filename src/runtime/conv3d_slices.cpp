@@ -4,13 +4,33 @@
 
 #include "ir/error.h"
 #include "runtime/conv_gemm.h"
+#include "runtime/conv_transpose_call.h"
 #include "runtime/depth_window.h"
 
 namespace tilefuse::runtime {
 
 namespace {
 
-// The 2-D convolution one output slice is: input [1, C * kd, H, W], weight [M, C/g * kd, kh, kw].
+// The weight of the 2-D step: a Conv's [M, C/g, kd, kh, kw] is [M, C/g * kd, kh, kw] as it is (input
+// channel c's slice k at c * kd + k); a ConvTranspose's [C, M/g, kd, kh, kw] moves its depth taps
+// next to the input channels, [C * kd, M/g, kh, kw].
+Tensor slice_weight(const Node& node, const Tensor& w) {
+  const std::vector<int64_t>& d = w.shape();
+  if (node.op != "ConvTranspose") return w.reshaped({d[0], d[1] * d[2], d[3], d[4]});
+  Tensor out(DType::f32, {d[0] * d[2], d[1], d[3], d[4]});
+  const int64_t taps = d[3] * d[4];
+  for (int64_t c = 0; c < d[0]; ++c) {
+    for (int64_t m = 0; m < d[1]; ++m) {
+      for (int64_t k = 0; k < d[2]; ++k) {
+        std::memcpy(out.data<float>() + ((c * d[2] + k) * d[1] + m) * taps, w.data<float>() + ((c * d[1] + m) * d[2] + k) * taps,
+                    static_cast<size_t>(taps) * sizeof(float));
+      }
+    }
+  }
+  return out;
+}
+
+// The 2-D step one output slice is: input [1, C * kd, H, W], the weight above.
 std::unique_ptr<Graph> slice_graph(const Node& node, DepthWindow& depth) {
   const Value* x = node.input(0);
   const Tensor& w = *node.input(1)->constant;
@@ -19,8 +39,7 @@ std::unique_ptr<Graph> slice_graph(const Node& node, DepthWindow& depth) {
   const int64_t channels = x->shape[1].value(), kd = w.shape()[2];
   auto g = std::make_unique<Graph>();
   Value* x2 = g->add_input("slices", DType::f32, {Dim(1), Dim(channels * kd), x->shape[3], x->shape[4]});
-  Value* w2 = g->add_constant("weight", w.reshaped({w.shape()[0], w.shape()[1] * kd, w.shape()[3], w.shape()[4]}));
-  std::vector<Value*> inputs = {x2, w2};
+  std::vector<Value*> inputs = {x2, g->add_constant("weight", slice_weight(node, w))};
   if (node.input(2) != nullptr) inputs.push_back(g->add_constant("bias", *node.input(2)->constant));
   g->set_outputs({g->add_node(node.op, "slice", inputs, {"out"}, attrs)->outputs[0]});
   g->infer_shapes();
@@ -31,7 +50,7 @@ class Conv3dSlices : public LibraryCall {
  public:
   Conv3dSlices(const Node& node, const GemmBlocking& blocking) : node_(node), graph_(slice_graph(node, depth_)) {
     const Node& conv = *graph_->outputs()[0]->producer;
-    conv_ = prepare_conv_call(conv, blocking);
+    conv_ = conv.op == "ConvTranspose" ? prepare_conv_transpose_call(conv, blocking) : prepare_conv_call(conv, blocking);
     for (const Value* v : conv.inputs) slice_inputs_.push_back(v->constant ? *v->constant : Tensor());
     const std::vector<int64_t> in = static_dims(graph_->inputs()[0]->shape), out = static_dims(graph_->outputs()[0]->shape);
     slices_ = Tensor(DType::f32, in);
@@ -53,7 +72,7 @@ class Conv3dSlices : public LibraryCall {
     const size_t out_bytes = static_cast<size_t>(out_plane) * sizeof(float);
     for (int64_t n = 0; n < x.shape()[0]; ++n) {
       for (int64_t od = 0; od < depth_.out_depth; ++od) {
-        // Channel c's slice k lands at channel c * kd + k, as the weight reads it.
+        // Channel c's slice under tap k lands at channel c * kd + k, as the weight reads it.
         team.run(channels * depth_.kernel, [&](int, int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
             const int64_t c = i / depth_.kernel, z = depth_.input_slice(od, i % depth_.kernel);
@@ -85,7 +104,7 @@ class Conv3dSlices : public LibraryCall {
 }  // namespace
 
 bool conv3d_slices_supports(const Node& node) {
-  if (node.op != "Conv" && node.op != "FusedConv") return false;
+  if (node.op != "Conv" && node.op != "FusedConv" && (node.op != "ConvTranspose" || !own_gemm_engine())) return false;
   if (node.inputs.size() > 3 || node.input(0) == nullptr || node.input(1) == nullptr) return false;
   const Value* x = node.input(0);
   const Value* w = node.input(1);

@@ -39,7 +39,7 @@ bool library_call_supports(const Node& node) {
   if (half_precision_call_supports(node)) return true;
   if (node.op == "Conv" || node.op == "FusedConv") return conv_gemm_supports(node) || conv3d_slices_supports(node);
   if (node.op == "PointwiseDepthwiseConv") return pointwise_depthwise_supported(node);
-  if (node.op == "ConvTranspose") return conv_transpose_call_supports(node);
+  if (node.op == "ConvTranspose") return conv_transpose_call_supports(node) || conv3d_slices_supports(node);
   if (node.op == "MatMul" || node.op == "FusedMatMul" || node.op == "Gemm") return matmul_call_supports(node);
   if (node.op == "MaxPool" || node.op == "AveragePool") return pool_call_supports(node) || max_pool3d_slices_supports(node);
   if (node.op == "Split" || node.op == "Concat") return axis_parts_call_supports(node);

@@ -1,6 +1,6 @@
-// 3-D convolution as 2-D convolutions of depth slices, against the reference kernel: stride,
-// padding (unequal at the two ends) and dilation in depth, groups, a bias, two images, a
-// FusedConv's activation, on 1 and 2 workers; and what it leaves to the reference (a residual,
+// 3-D Conv and ConvTranspose as 2-D steps over depth slices, against the reference kernel:
+// stride, padding (unequal at the two ends) and dilation in depth, groups, a bias, two images, a
+// FusedConv's activation, a ConvTranspose's output_padding, on 1 and 2 workers; and what it leaves to the reference (a residual,
 // auto_pad, a weight that is no constant).
 #include "runtime/conv3d_slices.h"
 
@@ -20,6 +20,11 @@ Tensor values(const Ints& shape, int salt, double scale) {
   return t;
 }
 
+int64_t group_of(const AttributeMap& attrs) {
+  auto it = attrs.find("group");
+  return it == attrs.end() ? 1 : std::get<int64_t>(it->second);
+}
+
 struct Case {
   std::string name;
   Ints x, w;
@@ -35,11 +40,19 @@ TEST(Conv3dSlices, MatchesReference) {
        {{"strides", Ints{2, 1, 2}}, {"pads", Ints{2, 0, 1, 1, 1, 0}}, {"dilations", Ints{2, 1, 1}}}},
       {"Grouped", {1, 6, 5, 8, 8}, {6, 2, 3, 1, 1}, {{"group", int64_t{3}}, {"pads", Ints{1, 0, 0, 1, 0, 0}}}, false},
       {"FusedRelu", {1, 2, 4, 5, 6}, {3, 2, 2, 3, 3},
-       {{"pads", Ints{0, 1, 1, 0, 1, 1}}, {"activation", std::string("Relu")}}, true, "FusedConv"}};
+       {{"pads", Ints{0, 1, 1, 0, 1, 1}}, {"activation", std::string("Relu")}}, true, "FusedConv"},
+      // ConvTranspose's weight is [C, M/g, kd, kh, kw].
+      {"TransposedUNetUp2", {2, 4, 3, 5, 6}, {4, 3, 2, 2, 2}, {{"strides", Ints{2, 2, 2}}}, true, "ConvTranspose"},
+      {"TransposedPadsOutputPadding", {1, 3, 4, 5, 5}, {3, 2, 3, 3, 3},
+       {{"strides", Ints{2, 2, 1}}, {"pads", Ints{1, 0, 1, 1, 1, 0}}, {"output_padding", Ints{1, 1, 0}}}, false,
+       "ConvTranspose"},
+      {"TransposedGroupedDilated", {1, 4, 5, 4, 4}, {4, 1, 2, 2, 2},
+       {{"group", int64_t{2}}, {"dilations", Ints{2, 1, 1}}, {"strides", Ints{1, 2, 2}}}, true, "ConvTranspose"}};
   for (const Case& c : cases) {
     Graph g;
     std::vector<Value*> inputs = {g.add_input("x", DType::f32, shape_of(c.x)), g.add_constant("w", values(c.w, 2, 0.3))};
-    if (c.bias) inputs.push_back(g.add_constant("b", values({c.w[0]}, 3, 1.0)));
+    const int64_t maps = c.op == "ConvTranspose" ? c.w[1] * group_of(c.attrs) : c.w[0];
+    if (c.bias) inputs.push_back(g.add_constant("b", values({maps}, 3, 1.0)));
     Node* node = g.add_node(c.op, "conv", inputs, {"y"}, c.attrs);
     g.infer_shapes();
     ASSERT_TRUE(conv3d_slices_supports(*node)) << c.name;
