@@ -10,13 +10,13 @@ Runtime's pool spins after its runs), and the worst difference between their out
 Einsum, Trilu and the recurrent ops have fast paths since 2026-12-07 (passes/einsum_as_matmul.h,
 passes/trilu_as_where.h, runtime/recurrent_call.h); ScatterND, ScatterElements, Resize (cubic, and
 upsampling by 2), TopK of integers, OneHot, flips, LayerNorm over a transposed tensor, MaxPool's
-indices, GridSample, RoiAlign, and Conv and MaxPool over three spatial dims since the same day's
-fourth round (runtime/scatter_call.h, runtime/resize_blend.h, runtime/topk_call.h,
-passes/one_hot_as_where.h, decompose_composites.h, runtime/pool_call.h,
+indices, GridSample, RoiAlign, Conv, ConvTranspose and MaxPool over three spatial dims and
+trilinear Resize since the same day's fourth round (runtime/scatter_call.h, runtime/resize_blend.h,
+runtime/topk_call.h, passes/one_hot_as_where.h, decompose_composites.h, runtime/pool_call.h,
 runtime/grid_sample_call.h, runtime/roi_align_call.h, runtime/conv3d_slices.h,
-runtime/max_pool3d_slices.h). EmbeddingBag (a Loop), ConvTranspose and Resize over three spatial
-dims are still reference kernels; NonMaxSuppression's output size depends on the data, so a model
-with it runs on the reference interpreter (the session falls back, and says so).
+runtime/max_pool3d_slices.h, runtime/resize_call.h). EmbeddingBag (a Loop) is still a reference
+kernel; NonMaxSuppression's output size depends on the data, so a model with it runs on the
+reference interpreter (the session falls back, and says so).
 """
 import argparse
 import pathlib
