@@ -40,7 +40,12 @@ std::unique_ptr<Graph> slice_graph(const Node& node, DepthWindow& depth) {
   auto g = std::make_unique<Graph>();
   Value* x2 = g->add_input("slices", DType::f32, {Dim(1), Dim(channels * kd), x->shape[3], x->shape[4]});
   std::vector<Value*> inputs = {x2, g->add_constant("weight", slice_weight(node, w))};
-  if (node.input(2) != nullptr) inputs.push_back(g->add_constant("bias", *node.input(2)->constant));
+  inputs.push_back(node.input(2) != nullptr ? g->add_constant("bias", *node.input(2)->constant) : nullptr);
+  if (node.input(3) != nullptr) {  // a FusedConv's residual: the output slice's planes of it
+    const Shape& y = node.outputs[0]->shape;
+    inputs.push_back(g->add_input("residual", DType::f32, {Dim(1), y[1], y[3], y[4]}));
+  }
+  while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
   g->set_outputs({g->add_node(node.op, "slice", inputs, {"out"}, attrs)->outputs[0]});
   g->infer_shapes();
   return g;
@@ -51,10 +56,11 @@ class Conv3dSlices : public LibraryCall {
   Conv3dSlices(const Node& node, const GemmBlocking& blocking) : node_(node), graph_(slice_graph(node, depth_)) {
     const Node& conv = *graph_->outputs()[0]->producer;
     conv_ = conv.op == "ConvTranspose" ? prepare_conv_transpose_call(conv, blocking) : prepare_conv_call(conv, blocking);
-    for (const Value* v : conv.inputs) slice_inputs_.push_back(v->constant ? *v->constant : Tensor());
+    for (const Value* v : conv.inputs) slice_inputs_.push_back(v != nullptr && v->constant ? *v->constant : Tensor());
     const std::vector<int64_t> in = static_dims(graph_->inputs()[0]->shape), out = static_dims(graph_->outputs()[0]->shape);
     slices_ = Tensor(DType::f32, in);
     slice_out_ = Tensor(DType::f32, out);
+    if (conv.inputs.size() > 3) residual_ = Tensor(DType::f32, out);
   }
 
   void run(ThreadTeam& team, const std::vector<Tensor>& in, std::vector<Tensor>& outs) override {
@@ -67,6 +73,8 @@ class Conv3dSlices : public LibraryCall {
       fail_user("{}: input {} is not the planned {}", node_.describe(), x.summary(), node_.input(0)->type_string());
     }
     slice_inputs_[0] = slices_;
+    const bool residual = in.size() > 3 && in[3].defined();
+    if (residual) slice_inputs_[3] = residual_;
     std::vector<Tensor> slice_outs = {slice_out_};
     const size_t plane_bytes = static_cast<size_t>(plane) * sizeof(float);
     const size_t out_bytes = static_cast<size_t>(out_plane) * sizeof(float);
@@ -81,11 +89,19 @@ class Conv3dSlices : public LibraryCall {
             else std::memcpy(to, x.data<float>() + ((n * channels + c) * depth_.in_depth + z) * plane, plane_bytes);
           }
         });
+        if (residual) {  // the slice's planes of a FusedConv's residual
+          team.run(maps, [&](int, int64_t begin, int64_t end) {
+            for (int64_t m = begin; m < end; ++m) {
+              std::memcpy(residual_.data<float>() + m * out_plane,
+                          in[3].data<float>() + volume_plane(maps, out_plane, n, m, od), out_bytes);
+            }
+          });
+        }
         conv_->run(team, slice_inputs_, slice_outs);
         team.run(maps, [&](int, int64_t begin, int64_t end) {
           for (int64_t m = begin; m < end; ++m) {
-            std::memcpy(y.data<float>() + ((n * maps + m) * depth_.out_depth + od) * out_plane,
-                        slice_out_.data<float>() + m * out_plane, out_bytes);
+            std::memcpy(y.data<float>() + volume_plane(maps, out_plane, n, m, od), slice_out_.data<float>() + m * out_plane,
+                        out_bytes);
           }
         });
       }
@@ -93,19 +109,25 @@ class Conv3dSlices : public LibraryCall {
   }
 
  private:
+  // Where plane m of output slice od of image n starts in a [N, M, D, H, W] tensor.
+  int64_t volume_plane(int64_t maps, int64_t plane, int64_t n, int64_t m, int64_t od) const {
+    return ((n * maps + m) * depth_.out_depth + od) * plane;
+  }
+
   const Node& node_;
   DepthWindow depth_{};
   std::unique_ptr<Graph> graph_;  // the slice's 2-D convolution, which conv_ refers to
   std::unique_ptr<LibraryCall> conv_;
   std::vector<Tensor> slice_inputs_;
-  Tensor slices_, slice_out_;
+  Tensor slices_, slice_out_, residual_;
 };
 
 }  // namespace
 
 bool conv3d_slices_supports(const Node& node) {
   if (node.op != "Conv" && node.op != "FusedConv" && (node.op != "ConvTranspose" || !own_gemm_engine())) return false;
-  if (node.inputs.size() > 3 || node.input(0) == nullptr || node.input(1) == nullptr) return false;
+  if (node.inputs.size() > 4 || node.input(0) == nullptr || node.input(1) == nullptr) return false;
+  if (node.input(3) != nullptr && (node.op != "FusedConv" || node.input(3)->dtype != DType::f32)) return false;
   const Value* x = node.input(0);
   const Value* w = node.input(1);
   if (x->rank() != 5 || x->dtype != DType::f32 || w->dtype != DType::f32 || !w->constant) return false;

@@ -15,7 +15,7 @@
 
 namespace tilefuse::runtime {
 
-// Conv, FusedConv (without a residual) and ConvTranspose of f32 [N, C, D, H, W] with a constant
+// Conv, FusedConv (its residual too) and ConvTranspose of f32 [N, C, D, H, W] with a constant
 // weight, explicit pads (no auto_pad), known C, D, H and W.
 bool conv3d_slices_supports(const Node& node);
 
