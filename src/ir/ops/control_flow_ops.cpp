@@ -3,8 +3,8 @@
 //   Loop(M, cond, v_initial..., captures...)  body: graph(iteration, cond, v..., captures...)
 //                                                     -> (cond, v..., scan...)
 // Loop's outputs are the final loop-carried values, then each scan output stacked over the
-// iterations on a new axis 0. Both branches of an If must give the same types and shapes (an
-// If whose branches differ in shape is not supported).
+// iterations on a new axis 0. Both branches of an If must give the same types and ranks; a size
+// they disagree on is a symbol of its own (known when the branch has run).
 #include "ir/ops/control_flow.h"
 
 #include "ir/error.h"
@@ -51,7 +51,7 @@ void check_captures(const Node& node, const Graph& g, std::string_view attribute
   }
 }
 
-void infer_if(Node& node, Graph& /*graph*/) {
+void infer_if(Node& node, Graph& graph) {
   const Graph& then_branch = subgraph(node, "then_branch");
   const Graph& else_branch = subgraph(node, "else_branch");
   ops::require_dtype(node, 0, {DType::boolean});
@@ -64,11 +64,17 @@ void infer_if(Node& node, Graph& /*graph*/) {
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     const Value* a = then_branch.outputs()[i];
     const Value* b = else_branch.outputs()[i];
-    if (a->dtype != b->dtype || a->shape != b->shape) {
+    if (a->dtype != b->dtype || a->rank() != b->rank()) {
       fail_user("{}: output {} is {} in then_branch and {} in else_branch; an If whose branches differ in type or "
-                "shape is not supported", node.describe(), i, a->type_string(), b->type_string());
+                "rank is not supported", node.describe(), i, a->type_string(), b->type_string());
     }
-    ops::set_output(node, i, a->dtype, a->shape);
+    // A size the branches disagree on (a detector's "no boxes: an empty list" against the NMS
+    // result) is known only when the condition is: a fresh symbol.
+    Shape shape = a->shape;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (a->shape[d] != b->shape[d]) shape[d] = graph.fresh_symbol("branch");
+    }
+    ops::set_output(node, i, a->dtype, shape);
   }
 }
 
