@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ir/error.h"
+#include "ir/shape.h"
 #include "reference/integer_math.h"
 
 namespace tilefuse::runtime {
@@ -225,7 +226,7 @@ class ScatterCall : public LibraryCall {
 
   void scatter_elements(ThreadTeam& team, const Tensor& data, const Tensor& indices, const Tensor& updates,
                         Tensor& out) {
-    const int64_t axis = node_axis(data.rank());
+    const int64_t axis = normalize_axis(node_.attr_int("axis", 0), data.rank(), node_.describe());
     element_offsets(data, indices, updates, axis);
     copy_over_team(team, data, out);
     if (indices.numel() == 0) return;
@@ -246,15 +247,6 @@ class ScatterCall : public LibraryCall {
         else over_team(indices.data<int64_t>());
       });
     });
-  }
-
-  int64_t node_axis(int64_t rank) const {
-    int64_t axis = node_.attr_int("axis", 0);
-    if (axis < -rank || axis >= rank) {
-      fail_user("{}: axis {} is out of range for rank {} (allowed [{}, {}])", node_.describe(), axis, rank, -rank,
-                rank - 1);
-    }
-    return axis < 0 ? axis + rank : axis;
   }
 
   static void copy_over_team(ThreadTeam& team, const Tensor& data, Tensor& out) {
